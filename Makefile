@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: MIT
+#
+# A thin front end to meson; the build itself is described in meson.build.
+#
+#   make          build into build/
+#   make demo     build, then run the main experiment
+#   make check    build and run every test (also under ASan/UBSan)
+#   make bench    the full copy benchmark, as CSV + table + plot in bench/out/
+#   make install  install into PREFIX (default /usr/local)
+
+BUILD      ?= build
+BUILD_SAN  ?= build-san
+PREFIX     ?= /usr/local
+MESON_ARGS ?=
+NTMEM      := $(BUILD)/tools/ntmem
+
+.PHONY: all deps demo check check-default check-sanitize bench install clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# -Dwerror=true with warning_level=2: every build is -Wall -Wextra -Werror.
+$(BUILD)/build.ninja:
+	scripts/install-deps.sh build
+	meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true $(MESON_ARGS)
+
+$(BUILD_SAN)/build.ninja:
+	scripts/install-deps.sh check
+	meson setup $(BUILD_SAN) -Dwerror=true -Db_sanitize=address,undefined \
+		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
+
+demo: all
+	scripts/install-deps.sh bench
+	$(NTMEM) info
+	$(NTMEM) bench copy --quick
+
+check: check-default check-sanitize
+	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN)
+
+check-default: all
+	scripts/install-deps.sh check
+	meson test -C $(BUILD) --print-errorlogs
+
+check-sanitize: $(BUILD_SAN)/build.ninja
+	ninja -C $(BUILD_SAN)
+	meson test -C $(BUILD_SAN) --print-errorlogs
+
+bench: all
+	scripts/install-deps.sh bench
+	mkdir -p bench/out
+	$(NTMEM) bench copy --csv > bench/out/copy.csv
+	$(NTMEM) bench copy --sizes 64,80,96 --total 1600m --align 0 | tee bench/out/copy-descriptors.txt
+	gnuplot -e "csv='bench/out/copy.csv'; out='bench/out/copy.png'" bench/plot-copy.gp
+	@echo "wrote bench/out/copy.csv, bench/out/copy-descriptors.txt, bench/out/copy.png"
+
+install: all
+	meson install -C $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem.h - the persistent-memory data path in user space.
+ *
+ * Conventions for the whole library:
+ *   - Functions that can fail return 0 or a negative errno (-EINVAL, ...);
+ *     byte counts are ssize_t. strerror(-ret) always describes the error.
+ *   - Copies, flushes and fences cannot fail; copies return dst.
+ *   - The library never sets errno and never prints, unless NTMEM_VERBOSE=1.
+ *   - No function hides a fence: see ntmem/copy.h for who must drain.
+ */
+#ifndef NTMEM_H
+#define NTMEM_H
+
+#include <ntmem/version.h>
+#include <ntmem/copy.h>
+#include <ntmem/variant.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** ntm_version() - the library's version string, "MAJOR.MINOR.PATCH" */
+const char *ntm_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTMEM_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem/copy.h - non-temporal and flush-cache copy primitives.
+ *
+ * Two kinds of copy, after the kernel's memcpy_nontemporal() and
+ * memcpy_flushcache():
+ *
+ *   ntm_memcpy_nt()     a hint: use non-temporal (cache-bypassing) stores
+ *                       where the destination alignment allows them. Bytes
+ *                       that cannot be stored non-temporally (an unaligned
+ *                       head or tail of 1-3 bytes) are copied with ordinary
+ *                       stores and may stay dirty in the cache.
+ *   ntm_memcpy_flush()  a guarantee: when it returns, no cache line of
+ *                       [dst, dst + n) is dirty in this CPU's cache. The
+ *                       aligned body is stored non-temporally; an unaligned
+ *                       head or tail is copied with ordinary stores and its
+ *                       line is written back (CLWB > CLFLUSHOPT > CLFLUSH).
+ *
+ * Ordering - who must fence, and when:
+ *   Non-temporal stores and cache-line write-backs are weakly ordered: a
+ *   later ordinary store (a flag, a doorbell, a commit record) can become
+ *   visible before them. No function in this header fences. A caller that
+ *   hands the copied data to another CPU, a device or the persistence domain
+ *   calls ntm_drain() after the copies and before the publishing store.
+ *   Stores that the same CPU later reads back need no fence: a CPU always
+ *   sees its own stores.
+ *
+ * Constant sizes:
+ *   When @n is a compile-time constant of 4 or a multiple of 8 up to
+ *   NTM_INLINE_MAX (128) and the compiler optimises (-O1 and up, where
+ *   __builtin_constant_p sees the constant), ntm_memcpy_nt() and
+ *   ntm_memcpy_flush() expand to straight-line non-temporal stores in
+ *   ascending address order and call nothing into an 8-byte aligned
+ *   destination; an unaligned one calls ntm_memcpy_flush() (see
+ *   ntmem/inline.h). Every other size goes out of line through a dispatch
+ *   table chosen once per process (see ntmem/variant.h).
+ */
+#ifndef NTMEM_COPY_H
+#define NTMEM_COPY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * ntm_memcpy_nt() - copy with non-temporal stores, never a fence
+ * @dst: destination; any alignment
+ * @src: source; any alignment; must not overlap @dst
+ * @n:   bytes to copy
+ *
+ * The kernel's memcpy_nontemporal(): for write-once data that nobody will
+ * read soon (a descriptor array, a log), so the copy neither pollutes the
+ * cache nor reads the destination lines in first. Call ntm_drain() before
+ * publishing the data. A constant @n of an inlined size costs no call.
+ *
+ * Return: @dst.
+ */
+void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
+
+/**
+ * ntm_memcpy_flush() - copy so that no destination line is left dirty
+ * @dst: destination; any alignment (an unaligned head/tail line is copied
+ *       with ordinary stores and written back)
+ * @src: source; any alignment; must not overlap @dst
+ * @n:   bytes to copy
+ *
+ * The kernel's memcpy_flushcache(): after it returns, the data has left the
+ * CPU cache on its way to memory; ntm_drain() then makes it durable on a
+ * platform whose memory controller is in the persistence domain (ADR).
+ *
+ * Return: @dst.
+ */
+void *ntm_memcpy_flush(void *dst, const void *src, size_t n);
+
+/**
+ * ntm_memset_nt() - fill with non-temporal stores, never a fence
+ * @dst: destination; any alignment
+ * @c:   byte value
+ * @n:   bytes to fill
+ *
+ * Same store and write-back rules as ntm_memcpy_flush(): no line of the
+ * range is left dirty.
+ *
+ * Return: @dst.
+ */
+void *ntm_memset_nt(void *dst, int c, size_t n);
+
+/**
+ * ntm_flush() - write back every cache line that overlaps [@p, @p + @n)
+ * @p: first byte; any alignment
+ * @n: bytes; 0 does nothing
+ *
+ * Uses CLWB, else CLFLUSHOPT, else CLFLUSH (NTMEM_FLUSH caps the choice).
+ * Weakly ordered: ntm_drain() orders the write-backs.
+ */
+void ntm_flush(const void *p, size_t n);
+
+/**
+ * ntm_drain() - wait until earlier non-temporal stores and write-backs are
+ * ordered before any later store (SFENCE on x86-64)
+ */
+void ntm_drain(void);
+
+/**
+ * ntm_persist() - ntm_flush() then ntm_drain(): the range is durable on
+ * return on an ADR platform
+ * @p: first byte
+ * @n: bytes
+ */
+void ntm_persist(const void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <ntmem/inline.h>
+
+#endif /* NTMEM_COPY_H */

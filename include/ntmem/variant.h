@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem/variant.h - the out-of-line copy variants and how one is chosen.
+ *
+ * Every out-of-line copy (any size that is not a constant of an inlined
+ * size) goes through one table of functions, a "variant", chosen once per
+ * process from the CPU's features:
+ *
+ *   avx512   64-byte VMOVNTDQ stores     needs AVX512F, ZMM state enabled
+ *   avx2     32-byte VMOVNTDQ stores     needs AVX2, YMM state enabled
+ *   sse2     16-byte MOVNTDQ stores      every x86-64 CPU
+ *   generic  memcpy()/memset() + write-back, portable C
+ *
+ * The write-back instruction used for partial lines and by ntm_flush() is
+ * chosen separately: clwb > clflushopt > clflush > none.
+ *
+ * Environment, read once on the first call into the library:
+ *   NTMEM_ISA=generic|sse2|avx2|avx512     a ceiling on the variant
+ *   NTMEM_FLUSH=clwb|clflushopt|clflush|none   a ceiling on the write-back
+ *   NTMEM_VERBOSE=1                        print the choice once to stderr
+ * An unknown value is ignored (and reported when NTMEM_VERBOSE=1).
+ *
+ * Benchmarks and tests call each variant directly through
+ * ntm_variant_list(); applications just call ntm_memcpy_nt() and friends.
+ */
+#ifndef NTMEM_VARIANT_H
+#define NTMEM_VARIANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Instruction-set levels, lowest first; a higher level includes the lower. */
+enum ntm_isa {
+	NTM_ISA_GENERIC = 0,
+	NTM_ISA_SSE2 = 1,
+	NTM_ISA_AVX2 = 2,
+	NTM_ISA_AVX512 = 3,
+};
+
+/* Cache-line write-back instructions, weakest first. */
+enum ntm_flush_insn {
+	NTM_FLUSH_NONE = 0,	  /* no write-back: eADR platforms, or no such insn */
+	NTM_FLUSH_CLFLUSH = 1,	  /* write back and invalidate, self-ordered */
+	NTM_FLUSH_CLFLUSHOPT = 2, /* write back and invalidate, weakly ordered */
+	NTM_FLUSH_CLWB = 3,	  /* write back, line may stay cached */
+};
+
+/* CPU feature bits reported by ntm_cpu_features(). */
+enum ntm_cpu_feature {
+	NTM_CPU_SSE2 = 1u << 0,
+	NTM_CPU_AVX = 1u << 1,
+	NTM_CPU_AVX2 = 1u << 2,
+	NTM_CPU_AVX512F = 1u << 3,
+	NTM_CPU_AVX512BW = 1u << 4,
+	NTM_CPU_OS_YMM = 1u << 5,  /* the OS saves YMM state (XCR0 bits 1-2) */
+	NTM_CPU_OS_ZMM = 1u << 6,  /* the OS saves ZMM state (XCR0 bits 5-7) */
+	NTM_CPU_CLFLUSH = 1u << 7,
+	NTM_CPU_CLFLUSHOPT = 1u << 8,
+	NTM_CPU_CLWB = 1u << 9,
+	NTM_CPU_ERMS = 1u << 10,   /* fast REP MOVSB */
+	NTM_CPU_FSRM = 1u << 11,   /* fast short REP MOVSB */
+	NTM_CPU_MOVDIR64B = 1u << 12,
+	NTM_CPU_FEATURE_COUNT = 13,
+};
+
+/* One out-of-line implementation of the copy primitives. */
+struct ntm_variant {
+	const char *name;	/* "avx512", "avx2", "sse2", "generic" */
+	enum ntm_isa isa;
+	uint32_t needs;		/* ntm_cpu_feature bits this variant requires */
+	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
+	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
+	void *(*memset_nt)(void *dst, int c, size_t n);
+};
+
+/**
+ * ntm_variant_list() - every variant compiled into the library
+ * @count: set to the number of entries
+ *
+ * Return: an array ordered from the lowest ISA to the highest; it includes
+ * variants this CPU cannot run (check ntm_variant_supported()).
+ */
+const struct ntm_variant *ntm_variant_list(size_t *count);
+
+/** ntm_variant_find() - the variant called @name, or NULL */
+const struct ntm_variant *ntm_variant_find(const char *name);
+
+/** ntm_variant_supported() - true when this CPU and OS can run @v */
+bool ntm_variant_supported(const struct ntm_variant *v);
+
+/** ntm_variant_active() - the variant the dispatched entry points use */
+const struct ntm_variant *ntm_variant_active(void);
+
+/** ntm_flush_active() - the write-back instruction in use */
+enum ntm_flush_insn ntm_flush_active(void);
+
+/**
+ * ntm_flush_insn_name() - "clwb", "clflushopt", "clflush" or "none";
+ * "unknown" for a value outside enum ntm_flush_insn
+ */
+const char *ntm_flush_insn_name(enum ntm_flush_insn insn);
+
+/** ntm_cpu_features() - ntm_cpu_feature bits of this CPU */
+uint32_t ntm_cpu_features(void);
+
+/** ntm_cpu_feature_name() - lower-case name of one feature bit */
+const char *ntm_cpu_feature_name(uint32_t bit);
+
+/** ntm_cache_line_size() - bytes per cache line used for write-backs */
+size_t ntm_cache_line_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTMEM_VARIANT_H */

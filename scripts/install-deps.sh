@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# install-deps.sh - install the Debian packages a make target needs, and
+# only those that are missing. The one place the project's dependencies
+# are listed; every make target that needs something calls it first.
+#
+#   scripts/install-deps.sh build   compiler, meson, ninja, pkg-config
+#   scripts/install-deps.sh check   build + cmocka (tests)
+#   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
+#
+# As root it runs apt-get; otherwise it prints the command to run and fails.
+# On a system without dpkg it only checks that the commands exist.
+set -eu
+
+build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
+check_pkgs="libcmocka-dev binutils"
+# libpmem1: PMDK, loaded at run time as the benchmark peer; never linked.
+# gnuplot-nox: turns `ntmem bench ... --csv` output into plots.
+bench_pkgs="libpmem1 gnuplot-nox"
+
+case "${1:-build}" in
+build) want="$build_pkgs" ;;
+check) want="$build_pkgs $check_pkgs" ;;
+bench) want="$build_pkgs $bench_pkgs" ;;
+*)
+	echo "usage: $0 build|check|bench" >&2
+	exit 2
+	;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	for cmd in cc meson ninja pkg-config; do
+		command -v "$cmd" >/dev/null 2>&1 ||
+			{ echo "install-deps: '$cmd' is missing; install it with your package manager" >&2; exit 1; }
+	done
+	exit 0
+fi
+
+missing=""
+for pkg in $want; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	case "$status" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $pkg" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing Debian packages:$missing" >&2
+	echo "install-deps: run as root: apt-get install -y$missing" >&2
+	exit 1
+fi
+
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086 # the list is meant to split into words
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

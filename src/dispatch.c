@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dispatch.c - chooses the copy variant and the write-back instruction once
+ * per process, from the CPU's features capped by NTMEM_ISA / NTMEM_FLUSH.
+ *
+ * The choice is a pure function of (features, ceiling), kept separate from
+ * detection so the tests can feed it fake CPUs.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct ntm_variant variants[] = {
+#define NTM_VARIANT(nm, level, need)                                       \
+	{ .name = #nm, .isa = level, .needs = need,                        \
+	  .memcpy_nt = ntm_##nm##_memcpy_nt,                               \
+	  .memcpy_flush = ntm_##nm##_memcpy_flush,                         \
+	  .memset_nt = ntm_##nm##_memset_nt },
+#include "variants.def"
+#undef NTM_VARIANT
+};
+
+#define VARIANT_COUNT (sizeof(variants) / sizeof(variants[0]))
+
+const struct ntm_dispatch *ntm_dispatch_published;
+static struct ntm_dispatch chosen;
+static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
+
+const struct ntm_variant *ntm_variant_select(uint32_t features, int cap)
+{
+	/* variants.def lists the lowest ISA first; generic needs nothing. */
+	for (size_t i = VARIANT_COUNT; i-- > 0;) {
+		const struct ntm_variant *v = &variants[i];
+
+		if ((v->needs & features) != v->needs)
+			continue;
+		if (cap >= 0 && (int)v->isa > cap)
+			continue;
+		return v;
+	}
+	return &variants[0];
+}
+
+enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap)
+{
+	static const struct {
+		enum ntm_flush_insn insn;
+		uint32_t feature;
+	} best_first[] = {
+		{ NTM_FLUSH_CLWB, NTM_CPU_CLWB },
+		{ NTM_FLUSH_CLFLUSHOPT, NTM_CPU_CLFLUSHOPT },
+		{ NTM_FLUSH_CLFLUSH, NTM_CPU_CLFLUSH },
+	};
+
+	for (size_t i = 0; i < sizeof(best_first) / sizeof(*best_first); i++) {
+		if (cap >= 0 && (int)best_first[i].insn > cap)
+			continue;
+		if (features & best_first[i].feature)
+			return best_first[i].insn;
+	}
+	return NTM_FLUSH_NONE;
+}
+
+static void choose(void)
+{
+	struct ntm_env env;
+	const struct ntm_variant *best;
+
+	ntm_env_read(&env);
+	chosen.features = ntm_cpu_detect();
+	chosen.variant = ntm_variant_select(chosen.features, env.isa_cap);
+	chosen.memcpy_nt = chosen.variant->memcpy_nt;
+	chosen.memcpy_flush = chosen.variant->memcpy_flush;
+	chosen.memset_nt = chosen.variant->memset_nt;
+	chosen.flush_insn = ntm_flush_select(chosen.features, env.flush_cap);
+	chosen.flush = ntm_flush_impl(chosen.flush_insn);
+	chosen.line = ntm_cpu_line_size();
+
+	if (env.verbose) {
+		best = ntm_variant_select(chosen.features, -1);
+		fprintf(stderr,
+			"ntmem %s: copy variant %s (best for this cpu: %s), "
+			"write-back %s, cache line %zu bytes%s%s\n",
+			ntm_version(), chosen.variant->name, best->name,
+			ntm_flush_insn_name(chosen.flush_insn), chosen.line,
+			env.bad[0] ? "; " : "", env.bad);
+	}
+	__atomic_store_n(&ntm_dispatch_published, &chosen, __ATOMIC_RELEASE);
+}
+
+const struct ntm_dispatch *ntm_dispatch_init(void)
+{
+	pthread_once(&chosen_once, choose);
+	return &chosen;
+}
+
+void ntm_flush_lines(const void *p, size_t n)
+{
+	const struct ntm_dispatch *d = ntm_dispatch();
+
+	if (d->flush && n)
+		d->flush(p, n, d->line);
+}
+
+const struct ntm_variant *ntm_variant_list(size_t *count)
+{
+	if (count)
+		*count = VARIANT_COUNT;
+	return variants;
+}
+
+const struct ntm_variant *ntm_variant_find(const char *name)
+{
+	for (size_t i = 0; name && i < VARIANT_COUNT; i++)
+		if (strcmp(variants[i].name, name) == 0)
+			return &variants[i];
+	return NULL;
+}
+
+bool ntm_variant_supported(const struct ntm_variant *v)
+{
+	return v && (v->needs & ntm_dispatch()->features) == v->needs;
+}
+
+const struct ntm_variant *ntm_variant_active(void)
+{
+	return ntm_dispatch()->variant;
+}
+
+enum ntm_flush_insn ntm_flush_active(void)
+{
+	return ntm_dispatch()->flush_insn;
+}
+
+uint32_t ntm_cpu_features(void)
+{
+	return ntm_dispatch()->features;
+}
+
+size_t ntm_cache_line_size(void)
+{
+	return ntm_dispatch()->line;
+}
+
+const char *ntm_cpu_feature_name(uint32_t bit)
+{
+	static const char *const names[NTM_CPU_FEATURE_COUNT] = {
+		"sse2", "avx", "avx2", "avx512f", "avx512bw", "os_ymm",
+		"os_zmm", "clflush", "clflushopt", "clwb", "erms", "fsrm",
+		"movdir64b",
+	};
+
+	for (unsigned i = 0; i < NTM_CPU_FEATURE_COUNT; i++)
+		if (bit == 1u << i)
+			return names[i];
+	return NULL;
+}

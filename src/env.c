@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * env.c - the one place ntmem reads its environment variables.
+ *
+ *   NTMEM_ISA      generic|sse2|avx2|avx512  ceiling on the copy variant
+ *                                            (default: the best the CPU runs)
+ *   NTMEM_FLUSH    clwb|clflushopt|clflush|none  ceiling on the write-back
+ *                                            (default: the best the CPU has)
+ *   NTMEM_VERBOSE  1                         print choices once to stderr
+ *                                            (default: silent)
+ *
+ * Read once, by the dispatcher's first call; changing them later has no
+ * effect in a running process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const isa_names[] = {
+	[NTM_ISA_GENERIC] = "generic",
+	[NTM_ISA_SSE2] = "sse2",
+	[NTM_ISA_AVX2] = "avx2",
+	[NTM_ISA_AVX512] = "avx512",
+};
+
+static const char *const flush_names[] = {
+	[NTM_FLUSH_NONE] = "none",
+	[NTM_FLUSH_CLFLUSH] = "clflush",
+	[NTM_FLUSH_CLFLUSHOPT] = "clflushopt",
+	[NTM_FLUSH_CLWB] = "clwb",
+};
+
+static int index_of(const char *const *names, int count, const char *name)
+{
+	for (int i = 0; i < count; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int ntm_isa_from_name(const char *name)
+{
+	return index_of(isa_names, (int)(sizeof(isa_names) / sizeof(*isa_names)), name);
+}
+
+int ntm_flush_from_name(const char *name)
+{
+	return index_of(flush_names, (int)(sizeof(flush_names) / sizeof(*flush_names)), name);
+}
+
+const char *ntm_flush_insn_name(enum ntm_flush_insn insn)
+{
+	if ((unsigned)insn < sizeof(flush_names) / sizeof(*flush_names))
+		return flush_names[insn];
+	return "unknown";
+}
+
+/* Parse one ceiling variable; note an unknown value in env->bad. */
+static int read_cap(struct ntm_env *env, const char *var,
+		    int (*parse)(const char *))
+{
+	const char *val = getenv(var);
+	int cap;
+
+	if (!val || !*val)
+		return -1;
+	cap = parse(val);
+	if (cap < 0) {
+		size_t used = strlen(env->bad);
+
+		snprintf(env->bad + used, sizeof(env->bad) - used,
+			 "%s%s=%s ignored (unknown value)", used ? "; " : "",
+			 var, val);
+	}
+	return cap;
+}
+
+void ntm_env_read(struct ntm_env *env)
+{
+	const char *verbose = getenv("NTMEM_VERBOSE");
+
+	env->bad[0] = '\0';
+	env->isa_cap = read_cap(env, "NTMEM_ISA", ntm_isa_from_name);
+	env->flush_cap = read_cap(env, "NTMEM_FLUSH", ntm_flush_from_name);
+	env->verbose = verbose && strcmp(verbose, "0") != 0 && *verbose;
+}

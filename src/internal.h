@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - declarations shared between library source files; never
+ * installed. Everything here is hidden by the version script (local: *).
+ */
+#ifndef NTMEM_INTERNAL_H
+#define NTMEM_INTERNAL_H
+
+/* Library sources define the exported functions under their plain names. */
+#define NTM_NO_INLINE_FRONT_DOORS 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntmem.h"
+
+/* --- variants (src/variants.def) --- */
+
+#define NTM_VARIANT(name, isa, needs)                                         \
+	void *ntm_##name##_memcpy_nt(void *dst, const void *src, size_t n);    \
+	void *ntm_##name##_memcpy_flush(void *dst, const void *src, size_t n); \
+	void *ntm_##name##_memset_nt(void *dst, int c, size_t n);
+#include "variants.def"
+#undef NTM_VARIANT
+
+/* --- cpu.c: feature detection, no side effects --- */
+
+/* Feature bits of this CPU, as seen through CPUID and XGETBV. */
+uint32_t ntm_cpu_detect(void);
+/* Cache-line size the CPU reports for CLFLUSH, or 64 when it says nothing. */
+size_t ntm_cpu_line_size(void);
+
+/* --- env.c: the one place environment variables are read --- */
+
+struct ntm_env {
+	int isa_cap;	/* enum ntm_isa ceiling, or -1 when NTMEM_ISA is unset */
+	int flush_cap;	/* enum ntm_flush_insn ceiling, or -1 when unset */
+	bool verbose;	/* NTMEM_VERBOSE=1 */
+	char bad[160];	/* description of values that were ignored, or "" */
+};
+
+void ntm_env_read(struct ntm_env *env);
+/* Parse one variant or flush name; -1 when unknown. */
+int ntm_isa_from_name(const char *name);
+int ntm_flush_from_name(const char *name);
+
+/* --- dispatch.c: choose once, pure selection functions for the tests --- */
+
+/* What the dispatched entry points use; immutable once published. */
+struct ntm_dispatch {
+	const struct ntm_variant *variant;
+	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
+	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
+	void *(*memset_nt)(void *dst, int c, size_t n);
+	void (*flush)(const void *p, size_t n, size_t line); /* NULL: none */
+	enum ntm_flush_insn flush_insn;
+	size_t line;		/* cache-line size for write-backs, bytes */
+	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
+};
+
+extern const struct ntm_dispatch *ntm_dispatch_published;
+const struct ntm_dispatch *ntm_dispatch_init(void);
+
+/*
+ * The dispatch table, chosen on first use. The acquire load pairs with the
+ * release store that publishes the table, so a thread that sees the pointer
+ * also sees the fields; on x86-64 it is a plain load.
+ */
+static inline const struct ntm_dispatch *ntm_dispatch(void)
+{
+	const struct ntm_dispatch *d =
+		__atomic_load_n(&ntm_dispatch_published, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(d == NULL, 0))
+		d = ntm_dispatch_init();
+	return d;
+}
+
+/* Highest variant whose needs are in @features and whose ISA <= @cap. */
+const struct ntm_variant *ntm_variant_select(uint32_t features, int cap);
+/* Best write-back instruction in @features that is <= @cap. */
+enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap);
+/* Write back the lines over [p, p+n) with the chosen instruction. */
+void ntm_flush_lines(const void *p, size_t n);
+
+/* --- flush.c: one function per write-back instruction --- */
+
+typedef void (*ntm_flush_fn)(const void *p, size_t n, size_t line);
+/* The loop for @insn, or NULL when there is nothing to write back. */
+ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn);
+
+#endif /* NTMEM_INTERNAL_H */

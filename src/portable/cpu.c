@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+/*
+ * portable/cpu.c - feature detection where ntmem has no arch backend:
+ * no feature bits, so only the generic variant and no write-back.
+ */
+#include <unistd.h>
+
+#include "internal.h"
+
+uint32_t ntm_cpu_detect(void)
+{
+	return 0;
+}
+
+size_t ntm_cpu_line_size(void)
+{
+	long line = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+
+	return line > 0 ? (size_t)line : 64;
+}

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: MIT
+/* version.c - the run-time twin of the NTM_VERSION_* macros. */
+#include "internal.h"
+
+const char *ntm_version(void)
+{
+	return NTM_VERSION_STRING;
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * x86_64/flush.c - cache-line write-back loops, one per instruction.
+ *
+ * None of them fences: CLWB and CLFLUSHOPT are weakly ordered and need the
+ * caller's ntm_drain() (SFENCE). CLFLUSH is ordered against other stores
+ * and CLFLUSHes, but the non-temporal stores around it are not, so callers
+ * drain the same way whichever instruction is in use.
+ */
+#include "internal.h"
+
+/* First line that overlaps p, for a power-of-two line size. */
+static inline uintptr_t line_down(const void *p, size_t line)
+{
+	return (uintptr_t)p & ~(uintptr_t)(line - 1);
+}
+
+static void flush_clwb(const void *p, size_t n, size_t line)
+{
+	uintptr_t end = (uintptr_t)p + n;
+
+	for (uintptr_t a = line_down(p, line); a < end; a += line)
+		__asm__ volatile("clwb %0" : "+m"(*(volatile char *)a));
+}
+
+static void flush_clflushopt(const void *p, size_t n, size_t line)
+{
+	uintptr_t end = (uintptr_t)p + n;
+
+	for (uintptr_t a = line_down(p, line); a < end; a += line)
+		__asm__ volatile("clflushopt %0" : "+m"(*(volatile char *)a));
+}
+
+static void flush_clflush(const void *p, size_t n, size_t line)
+{
+	uintptr_t end = (uintptr_t)p + n;
+
+	for (uintptr_t a = line_down(p, line); a < end; a += line)
+		__asm__ volatile("clflush %0" : "+m"(*(volatile char *)a));
+}
+
+ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)
+{
+	switch (insn) {
+	case NTM_FLUSH_CLWB:
+		return flush_clwb;
+	case NTM_FLUSH_CLFLUSHOPT:
+		return flush_clflushopt;
+	case NTM_FLUSH_CLFLUSH:
+		return flush_clflush;
+	case NTM_FLUSH_NONE:
+		break;
+	}
+	return NULL; /* nothing to write back */
+}
