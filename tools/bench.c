@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench.c - shared benchmark helpers; see bench.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void bench_stats(double *samples, int n, struct bench_stats *out)
+{
+	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
+	out->min = samples[0];
+	out->max = samples[n - 1];
+	out->median = n % 2 ? samples[n / 2]
+			    : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+}
+
+void bench_fill_pattern(void *p, size_t len, unsigned seed)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+	unsigned char *b = p;
+	size_t i = 0;
+
+	/* xorshift words with bit 0 of every byte forced on: never zero. */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		w = x | 0x0101010101010101ull;
+		memcpy(b + i, &w, 8);
+	}
+	for (; i < len; i++)
+		b[i] = (unsigned char)(0x5a + i);
+}
+
+int bench_region_alloc(struct bench_region *r, size_t len, bool huge)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	/* Ask for huge pages before the first touch, so the fill gets them. */
+	if (huge)
+		madvise(p, len, MADV_HUGEPAGE);
+	bench_fill_pattern(p, len, (unsigned)len);
+	r->base = p;
+	r->len = len;
+	r->huge = huge;
+	return 0;
+}
+
+void bench_region_free(struct bench_region *r)
+{
+	if (r->base)
+		munmap(r->base, r->len);
+	r->base = NULL;
+}
+
+int bench_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0)
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return 0;
+}
+
+int bench_current_cpu(void)
+{
+	return sched_getcpu();
+}
+
+int bench_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	double v;
+	double mult = 1;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': mult = 1024.0; end++; break;
+	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	v *= mult;
+	if (v > (double)(SIZE_MAX / 2) || v != (double)(size_t)v)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+int bench_parse_size_list(const char *s, size_t *out, int max, int *count)
+{
+	char buf[1024];
+	char *save = NULL;
+	int n = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	for (char *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == max || bench_parse_size(tok, &out[n]))
+			return -EINVAL;
+		n++;
+	}
+	if (n == 0)
+		return -EINVAL;
+	*count = n;
+	return 0;
+}
+
+const char *bench_size_name(size_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "kmgt";
+	int u = -1;
+	size_t v = bytes;
+
+	while (v >= 1024 && v % 1024 == 0 && u < 3)
+		v /= 1024, u++;
+	if (u < 0)
+		snprintf(buf, len, "%zu", bytes);
+	else
+		snprintf(buf, len, "%zu%c", v, units[u]);
+	return buf;
+}
+
+void bench_progress(int done, int total, const char *what)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\r\033[K[%d/%d] %s", done, total, what);
+	fflush(stderr);
+}
+
+void bench_progress_done(void)
+{
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+}
+
+enum report_format bench_format(bool json, bool csv)
+{
+	return json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TABLE;
+}
+
+/* First line of @path into @buf, without the newline; "" when unreadable. */
+static const char *read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+const char *bench_thp_mode(char *buf, size_t len)
+{
+	/* "always [madvise] never": the bracketed word is the mode. */
+	char line[128];
+	char *open, *close;
+
+	read_line("/sys/kernel/mm/transparent_hugepage/enabled", line,
+		  sizeof(line));
+	open = strchr(line, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (!open || !close) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	*close = '\0';
+	snprintf(buf, len, "%s", open + 1);
+	return buf;
+}
+
+const char *bench_cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return buf;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			colon++;
+			while (*colon == ' ')
+				colon++;
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(buf, len, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+	return buf;
+}

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_copy.c - `ntmem bench copy`: copy throughput of every variant,
+ * side by side with glibc, PMDK and the machine's streaming-write limit.
+ *
+ * Workload: a run copies --total bytes as total/size copies of one source
+ * buffer into consecutive slots of a destination region, the way a memmap
+ * is initialised from a template (small sizes) or a buffer is written out
+ * (large sizes). The region is larger than the last-level cache by default,
+ * pre-faulted and filled with non-zero data.
+ *
+ * Every (size, destination offset) group is measured as a set: the runs of
+ * its cases are interleaved (run 1 of every case, then run 2, ...) so a
+ * drift of the machine's speed hits all of them alike. Before each timed
+ * run the region is written back (untimed), so no case inherits dirty
+ * lines from the one before it, and a cached-store case cannot leave part
+ * of its write-back cost untimed for the next one to pay. Each case reports
+ * the median and the range over --runs runs, and two ratios of medians:
+ *   x_limit  time / time of the streaming limit for the same bytes: an NT
+ *            fill of the same region with a non-zero pattern by the widest
+ *            store this CPU has. 1.00 is as fast as this machine writes.
+ *   x_peer   time / time of the best peer (glibc, PMDK) with the same
+ *            semantics: nt rows against glibc memcpy and PMDK; flush rows
+ *            (and the inline path, which always leaves no dirty line)
+ *            against glibc memcpy + ntm_flush and PMDK. Below 1 is faster.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ntmem.h>
+
+#include "bench.h"
+#include "commands.h"
+#include "peer_pmdk.h"
+
+#define MAX_SIZES 64
+#define MAX_ALIGNS 16
+#define MAX_CASES 24
+#define MAX_RUNS 101
+
+struct loop {
+	unsigned char *dst;
+	const unsigned char *src;
+	size_t size;
+	size_t count;
+};
+
+enum sem { SEM_LIMIT, SEM_NT, SEM_FLUSH, SEM_BOTH };
+static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
+
+enum kind {
+	K_LIMIT,	/* best variant's memset_nt over the whole region */
+	K_INLINE,	/* constant-size inline path */
+	K_VARIANT,	/* one variant's table entry, called directly */
+	K_GLIBC,	/* memcpy() */
+	K_GLIBC_FLUSH,	/* memcpy() + ntm_flush() of the copied range */
+	K_PMDK,		/* pmem_memcpy(NONTEMPORAL | NODRAIN) */
+};
+
+struct copy_case {
+	enum sem sem;
+	enum kind kind;
+	const char *impl;
+	void *(*fn)(void *dst, const void *src, size_t n);	/* K_VARIANT */
+	void (*inline_loop)(const struct loop *l);		/* K_INLINE */
+	double ns[MAX_RUNS];
+	struct bench_stats st;
+};
+
+struct options {
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	size_t aligns[MAX_ALIGNS];
+	int naligns;
+	size_t total;
+	int runs;
+	int cpu;
+	bool json, csv, huge, pmdk, want_const, want_var;
+	const char *variants;	/* comma list or NULL for all supported */
+};
+
+static const struct peer_pmdk *pmdk_peer;
+static const struct ntm_variant *limit_variant;
+
+/* --- the timed loops: one per case kind, each ends with a drain --- */
+
+#define DEFINE_INLINE_LOOP(N)                                             \
+	static void inline_loop_##N(const struct loop *l)                 \
+	{                                                                 \
+		unsigned char *d = l->dst;                                \
+		for (size_t i = 0; i < l->count; i++, d += N)             \
+			ntm_memcpy_nt(d, l->src, N);                      \
+	}
+NTM_FIXED_SIZES(DEFINE_INLINE_LOOP)
+#undef DEFINE_INLINE_LOOP
+
+static void (*inline_loop_for(size_t size))(const struct loop *)
+{
+	switch (size) {
+#define INLINE_CASE(N) case N: return inline_loop_##N;
+	NTM_FIXED_SIZES(INLINE_CASE)
+#undef INLINE_CASE
+	default:
+		return NULL;
+	}
+}
+
+static double time_case(const struct copy_case *c, const struct loop *l,
+			unsigned char *region_base)
+{
+	void *(*volatile libc_memcpy)(void *, const void *, size_t) = memcpy;
+	unsigned char *d = l->dst;
+	uint64_t t0 = bench_now_ns();
+
+	switch (c->kind) {
+	case K_LIMIT:
+		limit_variant->memset_nt(region_base, 0xa5, l->size * l->count);
+		break;
+	case K_INLINE:
+		c->inline_loop(l);
+		break;
+	case K_VARIANT:
+		for (size_t i = 0; i < l->count; i++, d += l->size)
+			c->fn(d, l->src, l->size);
+		break;
+	case K_GLIBC:
+		for (size_t i = 0; i < l->count; i++, d += l->size)
+			libc_memcpy(d, l->src, l->size);
+		break;
+	case K_GLIBC_FLUSH:
+		for (size_t i = 0; i < l->count; i++, d += l->size) {
+			libc_memcpy(d, l->src, l->size);
+			(ntm_flush)(d, l->size);
+		}
+		break;
+	case K_PMDK:
+		for (size_t i = 0; i < l->count; i++, d += l->size)
+			pmdk_peer->memcpy(d, l->src, l->size,
+					  PEER_PMEM_F_MEM_NONTEMPORAL |
+						  PEER_PMEM_F_MEM_NODRAIN);
+		break;
+	}
+	/* Every case ends drained: NT stores are only done once ordered. */
+	ntm_drain();
+	return (double)(bench_now_ns() - t0);
+}
+
+static bool variant_wanted(const struct options *o, const struct ntm_variant *v)
+{
+	char list[256];
+	char *save = NULL;
+
+	if (!ntm_variant_supported(v))
+		return false;
+	if (!o->variants)
+		return true;
+	snprintf(list, sizeof(list), "%s", o->variants);
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (strcmp(t, v->name) == 0)
+			return true;
+	return false;
+}
+
+/* The cases of one (size, offset) group, limit first. */
+static int build_cases(const struct options *o, size_t size,
+		       struct copy_case *cases)
+{
+	size_t nv;
+	const struct ntm_variant *v = ntm_variant_list(&nv);
+	int n = 0;
+
+#define ADD(...) (cases[n++] = (struct copy_case){ __VA_ARGS__ })
+	ADD(.sem = SEM_LIMIT, .kind = K_LIMIT, .impl = "nt-fill");
+	if (o->want_const && inline_loop_for(size))
+		ADD(.sem = SEM_BOTH, .kind = K_INLINE, .impl = "inline",
+		    .inline_loop = inline_loop_for(size));
+	if (o->want_var) {
+		for (size_t i = 0; i < nv; i++)
+			if (variant_wanted(o, &v[i]))
+				ADD(.sem = SEM_NT, .kind = K_VARIANT,
+				    .impl = v[i].name, .fn = v[i].memcpy_nt);
+		for (size_t i = 0; i < nv; i++)
+			if (variant_wanted(o, &v[i]))
+				ADD(.sem = SEM_FLUSH, .kind = K_VARIANT,
+				    .impl = v[i].name, .fn = v[i].memcpy_flush);
+	}
+	ADD(.sem = SEM_NT, .kind = K_GLIBC, .impl = "glibc");
+	ADD(.sem = SEM_FLUSH, .kind = K_GLIBC_FLUSH, .impl = "glibc+flush");
+	if (pmdk_peer)
+		ADD(.sem = SEM_BOTH, .kind = K_PMDK, .impl = "pmdk");
+#undef ADD
+	return n;
+}
+
+/* Median of the best peer with the semantics of @c, NaN when none. */
+static double best_peer(const struct copy_case *cases, int n, enum sem sem)
+{
+	double best = NAN;
+
+	for (int i = 0; i < n; i++) {
+		bool peer = cases[i].kind == K_PMDK ||
+			    (sem == SEM_NT && cases[i].kind == K_GLIBC) ||
+			    (sem != SEM_NT && cases[i].kind == K_GLIBC_FLUSH);
+
+		if (peer && (isnan(best) || cases[i].st.median < best))
+			best = cases[i].st.median;
+	}
+	return best;
+}
+
+static const struct report_col columns[] = {
+	{ "size", COL_STR, 0 }, { "bytes", COL_INT, 0 }, { "dst_off", COL_INT, 0 }, { "sem", COL_STR, 0 },
+	{ "impl", COL_STR, 0 }, { "median_ms", COL_REAL, 3 },
+	{ "min_ms", COL_REAL, 3 }, { "max_ms", COL_REAL, 3 },
+	{ "GBps", COL_REAL, 2 }, { "x_limit", COL_REAL, 2 },
+	{ "x_peer", COL_REAL, 2 },
+};
+#define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
+
+struct worst {
+	double ratio;
+	char where[96];
+};
+
+static void emit_group(struct report *r, const struct options *o, size_t size,
+		       size_t align, struct copy_case *cases, int n,
+		       struct worst *worst)
+{
+	const char *active = ntm_variant_active()->name;
+	double limit = cases[0].st.median;
+	char sname[32];
+
+	bench_size_name(size, sname, sizeof(sname));
+	for (int i = 0; i < n; i++) {
+		struct copy_case *c = &cases[i];
+		double peer = c->kind == K_LIMIT || c->kind == K_GLIBC ||
+					      c->kind == K_GLIBC_FLUSH || c->kind == K_PMDK
+				      ? NAN
+				      : best_peer(cases, n, c->sem);
+		double x_peer = c->st.median / peer;
+		union report_cell cell[NCOLS] = {
+			{ .s = sname }, { .i = (long long)size },
+			{ .i = (long long)align },
+			{ .s = sem_names[c->sem] }, { .s = c->impl },
+			{ .r = c->st.median / 1e6 }, { .r = c->st.min / 1e6 },
+			{ .r = c->st.max / 1e6 },
+			{ .r = (double)(size * (o->total / size)) / c->st.median },
+			{ .r = c->st.median / limit }, { .r = x_peer },
+		};
+
+		report_row(r, cell);
+		/*
+		 * The paths a caller gets without choosing: the inline path for
+		 * a constant size, the dispatched variant for any other.
+		 */
+		if (!isnan(x_peer) && x_peer > worst->ratio &&
+		    (c->kind == K_INLINE ||
+		     (c->kind == K_VARIANT && strcmp(c->impl, active) == 0))) {
+			worst->ratio = x_peer;
+			snprintf(worst->where, sizeof(worst->where),
+				 "size %s dst+%zu %s %s", sname, align,
+				 sem_names[c->sem], c->impl);
+		}
+	}
+}
+
+static int run(const struct options *o)
+{
+	struct bench_region dst = { 0 }, src = { 0 };
+	struct copy_case cases[MAX_CASES];
+	struct peer_pmdk pmdk;
+	struct report rep;
+	struct worst worst = { 0, "" };
+	size_t max_size = 0, nv;
+	char why[256], buf[160];
+	int ret, groups = o->nsizes * o->naligns, done = 0;
+
+	for (int i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] > max_size)
+			max_size = o->sizes[i];
+	/* The limit: the widest variant this CPU runs, always aligned. */
+	{
+		const struct ntm_variant *all = ntm_variant_list(&nv);
+
+		for (size_t i = 0; i < nv; i++)
+			if (ntm_variant_supported(&all[i]))
+				limit_variant = &all[i];
+	}
+
+	ret = bench_pin_cpu(o->cpu);
+	if (ret) {
+		fprintf(stderr, "ntmem bench copy: --cpu %d: %s\n", o->cpu,
+			strerror(-ret));
+		return 1;
+	}
+	ret = bench_region_alloc(&dst, (o->total > max_size ? o->total : max_size) + 2 * 4096,
+				 o->huge);
+	if (!ret)
+		ret = bench_region_alloc(&src, max_size + 4096, o->huge);
+	if (ret) {
+		fprintf(stderr, "ntmem bench copy: cannot map %zu bytes: %s\n",
+			o->total, strerror(-ret));
+		bench_region_free(&dst);
+		return 1;
+	}
+	pmdk_peer = NULL;
+	if (o->pmdk && peer_pmdk_load(&pmdk, why, sizeof(why)))
+		pmdk_peer = &pmdk;
+
+	report_init(&rep, bench_format(o->json, o->csv),
+		    "ntmem bench copy", columns, NCOLS);
+	report_meta(&rep, "version", "%s", ntm_version());
+	report_meta(&rep, "cpu", "%s (running on cpu %d)",
+		    bench_cpu_model(buf, sizeof(buf)), bench_current_cpu());
+	report_meta(&rep, "variant", "dispatched %s; limit = %s nt-fill, "
+		    "write-back %s", ntm_variant_active()->name, limit_variant->name,
+		    ntm_flush_insn_name(ntm_flush_active()));
+	report_meta(&rep, "workload", "%s per run, copies of one source into "
+		    "consecutive slots; %d runs, median [min, max]",
+		    bench_size_name(o->total, buf, sizeof(buf)), o->runs);
+	report_meta(&rep, "memory", "pre-faulted, non-zero data, written back "
+		    "before each run, huge pages %s (THP %s)", o->huge ? "requested" : "not requested",
+		    bench_thp_mode(buf, sizeof(buf)));
+	report_meta(&rep, "pmdk", "%s", pmdk_peer ? pmdk.path : o->pmdk ? why : "disabled");
+	report_meta(&rep, "ratios", "x_limit = time / nt-fill time for the same "
+		    "bytes; x_peer = time / best of glibc and pmdk with the same "
+		    "semantics (below 1 is faster)");
+
+	for (int si = 0; si < o->nsizes; si++) {
+		size_t size = o->sizes[si];
+		int n = build_cases(o, size, cases);
+
+		for (int ai = 0; ai < o->naligns; ai++) {
+			size_t align = o->aligns[ai];
+			struct loop l = {
+				.dst = (unsigned char *)dst.base + align,
+				.src = src.base,
+				.size = size,
+				.count = (o->total > size ? o->total : size) / size,
+			};
+
+			snprintf(buf, sizeof(buf), "size %zu, dst+%zu", size, align);
+			bench_progress(++done, groups, buf);
+			for (int r = 0; r < o->runs; r++)
+				for (int c = 0; c < n; c++) {
+					(ntm_persist)(dst.base, l.count * size + align);
+					cases[c].ns[r] = time_case(&cases[c], &l, dst.base);
+				}
+			for (int c = 0; c < n; c++)
+				bench_stats(cases[c].ns, o->runs, &cases[c].st);
+			emit_group(&rep, o, size, align, cases, n, &worst);
+		}
+	}
+	bench_progress_done();
+	report_end(&rep);
+	if (rep.format == REPORT_TABLE && worst.where[0])
+		printf("worst default path against the best peer: %.2fx (%s)\n",
+		       worst.ratio, worst.where);
+
+	if (pmdk_peer)
+		peer_pmdk_unload(&pmdk);
+	bench_region_free(&src);
+	bench_region_free(&dst);
+	return 0;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: ntmem bench copy [options]\n"
+	      "\n"
+	      "Copy throughput of every copy variant against glibc memcpy, PMDK\n"
+	      "pmem_memcpy (when libpmem.so.1 is installed) and the streaming-write\n"
+	      "limit of this machine, all measured in the same run.\n"
+	      "\n"
+	      "  -s, --sizes LIST    copy sizes, e.g. 8,64,4k,1m (default: 8 B to 64 MiB)\n"
+	      "  -a, --align LIST    destination offsets from a page boundary (default 0,1)\n"
+	      "  -t, --total BYTES   bytes written per run (default 256m)\n"
+	      "  -r, --runs N        runs per case, median reported (default 5, max 101)\n"
+	      "  -v, --variant LIST  variants to run (default: every supported one)\n"
+	      "      --const-only    only the constant-size inline rows\n"
+	      "      --var-only      only the out-of-line rows\n"
+	      "  -c, --cpu N         pin to CPU N (default: the current CPU)\n"
+	      "      --no-huge       do not ask for transparent huge pages\n"
+	      "      --no-pmdk       do not load PMDK's libpmem\n"
+	      "      --quick         8 sizes, offset 0, 256m per run: a short overview\n"
+	      "      --json, --csv   machine-readable output\n"
+	      "  -h, --help          this text\n",
+	      out);
+}
+
+int cmd_bench_copy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "sizes", required_argument, NULL, 's' },
+		{ "align", required_argument, NULL, 'a' },
+		{ "total", required_argument, NULL, 't' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "variant", required_argument, NULL, 'v' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "const-only", no_argument, NULL, 'C' },
+		{ "var-only", no_argument, NULL, 'V' },
+		{ "no-huge", no_argument, NULL, 'H' },
+		{ "no-pmdk", no_argument, NULL, 'P' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sizes = "8,16,32,64,80,96,128,256,1k,4k,16k,64k,256k,1m,4m,16m,64m";
+	const char *aligns = "0,1";
+	struct options o = {
+		.total = 256u << 20, .runs = 5, .cpu = -1, .huge = true,
+		.pmdk = true, .want_const = true, .want_var = true,
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:a:t:r:v:c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's': sizes = optarg; break;
+		case 'a': aligns = optarg; break;
+		case 't':
+			if (bench_parse_size(optarg, &o.total) || o.total == 0)
+				return cmd_bad_arg("bench copy", "--total", optarg,
+						   "a size such as 256m");
+			break;
+		case 'r':
+			o.runs = atoi(optarg);
+			if (o.runs < 1 || o.runs > MAX_RUNS)
+				return cmd_bad_arg("bench copy", "--runs", optarg,
+						   "a number from 1 to 101");
+			break;
+		case 'v': o.variants = optarg; break;
+		case 'c': o.cpu = atoi(optarg); break;
+		case 'C': o.want_var = false; break;
+		case 'V': o.want_const = false; break;
+		case 'H': o.huge = false; break;
+		case 'P': o.pmdk = false; break;
+		case 'q':
+			sizes = "8,64,80,96,256,4k,64k,4m";
+			aligns = "0";
+			o.total = 256u << 20;
+			break;
+		case 'j': o.json = true; break;
+		case 'x': o.csv = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_arg("bench copy", "argument", argv[optind],
+				   "options only");
+	if (bench_parse_size_list(sizes, o.sizes, MAX_SIZES, &o.nsizes))
+		return cmd_bad_arg("bench copy", "--sizes", sizes,
+				   "a comma list of sizes such as 64,4k,1m");
+	for (int i = 0; i < o.nsizes; i++)
+		if (o.sizes[i] == 0)
+			return cmd_bad_arg("bench copy", "--sizes", sizes,
+					   "sizes above zero");
+	if (bench_parse_size_list(aligns, o.aligns, MAX_ALIGNS, &o.naligns))
+		return cmd_bad_arg("bench copy", "--align", aligns,
+				   "a comma list of byte offsets such as 0,1,8");
+	for (int i = 0; i < o.naligns; i++)
+		if (o.aligns[i] >= 4096)
+			return cmd_bad_arg("bench copy", "--align", aligns,
+					   "offsets below 4096");
+	if (o.variants) {
+		char list[256];
+		char *save = NULL;
+
+		snprintf(list, sizeof(list), "%s", o.variants);
+		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			const struct ntm_variant *v = ntm_variant_find(t);
+
+			if (!v || !ntm_variant_supported(v))
+				return cmd_bad_arg("bench copy", "--variant", t,
+						   "a variant this CPU runs (see ntmem info)");
+		}
+	}
+	if (o.json && o.csv)
+		return cmd_bad_arg("bench copy", "--csv", "with --json",
+				   "one output format");
+	return run(&o);
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ntmem.c - the ntmem command: finds the subcommand and hands it argv.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <ntmem.h>
+
+#include "commands.h"
+
+struct command {
+	const char *group;	/* "bench" for "ntmem bench copy", or NULL */
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ NULL, "info", cmd_info,
+	  "CPU features, chosen copy variant, write-back instruction" },
+	{ "bench", "copy", cmd_bench_copy,
+	  "copy throughput against glibc, PMDK and the streaming limit" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int cmd_bad_arg(const char *cmd, const char *option, const char *value,
+		const char *expected)
+{
+	fprintf(stderr, "ntmem %s: invalid %s '%s': expected %s (%s)\n", cmd,
+		option, value, expected, strerror(EINVAL));
+	return 2;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: ntmem <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s%s%s",
+			 commands[i].group ? commands[i].group : "",
+			 commands[i].group ? " " : "", commands[i].name);
+		fprintf(out, "  %-12s %s\n", name, commands[i].summary);
+	}
+	fprintf(out, "\n'ntmem <command> --help' describes a command's options;"
+		     " man ntmem(1) has them all.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("ntmem %s\n", ntm_version());
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+
+		if (!c->group && !strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+		if (c->group && !strcmp(argv[1], c->group) && argc > 2 &&
+		    !strcmp(argv[2], c->name))
+			return c->run(argc - 2, argv + 2);
+	}
+	fprintf(stderr, "ntmem: unknown command '%s%s%s'\n", argv[1],
+		argc > 2 && argv[2][0] != '-' ? " " : "",
+		argc > 2 && argv[2][0] != '-' ? argv[2] : "");
+	usage(stderr);
+	return 2;
+}
