@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check_cli.sh NTMEM - the ntmem command as a user meets it: help, errors
+# that name the bad argument, and output that parses (JSON, CSV, table).
+# The benchmark runs are tiny: this checks the command, not the speed.
+set -u
+ntmem=$1
+fail=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fail=1; }
+
+# expect STATUS DESCRIPTION CMD...: run, compare the exit status.
+expect() {
+	want=$1 what=$2
+	shift 2
+	"$@" >"$out" 2>"$err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$what"; else
+		bad "$what: exit $got, expected $want"; sed 's/^/# /' "$err"; fi
+}
+
+# err_names TEXT DESCRIPTION: stderr of the last command contains TEXT.
+err_names() {
+	if grep -q -- "$1" "$err"; then ok "$2"; else
+		bad "$2: stderr lacks '$1'"; sed 's/^/# /' "$err"; fi
+}
+
+json_ok() {
+	if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out" 2>"$err"; then
+		ok "$1"; else bad "$1: not JSON"; sed 's/^/# /' "$err"; fi
+}
+
+expect 0 "--help" "$ntmem" --help
+grep -q "bench copy" "$out" && ok "--help lists bench copy" || bad "--help lists bench copy"
+expect 0 "--version" "$ntmem" --version
+expect 2 "no command is a usage error" "$ntmem"
+expect 2 "unknown command" "$ntmem" frobnicate
+err_names "unknown command 'frobnicate'" "unknown command is named"
+
+expect 0 "info" "$ntmem" info
+grep -q "ntm_memcpy_nt:" "$out" && ok "info names the variant per primitive" || bad "info variant line"
+expect 0 "info --json" "$ntmem" info --json
+json_ok "info --json parses"
+expect 2 "info rejects a stray argument" "$ntmem" info extra
+err_names "invalid argument 'extra'" "info names the stray argument"
+
+expect 0 "bench copy --help" "$ntmem" bench copy --help
+expect 2 "bench copy --sizes junk" "$ntmem" bench copy --sizes 64,junk
+err_names "invalid --sizes '64,junk'" "--sizes error names the option and value"
+err_names "Invalid argument" "--sizes error carries EINVAL's message"
+expect 2 "bench copy --sizes 0" "$ntmem" bench copy --sizes 0
+expect 2 "bench copy --total 0" "$ntmem" bench copy --total 0
+err_names "invalid --total" "--total error names the option"
+expect 2 "bench copy --runs 0" "$ntmem" bench copy --runs 0
+expect 2 "bench copy --align 5000" "$ntmem" bench copy --align 5000
+expect 2 "bench copy --variant nope" "$ntmem" bench copy --variant nope
+err_names "invalid --variant 'nope'" "--variant error names the value"
+expect 2 "bench copy --json --csv" "$ntmem" bench copy --json --csv
+
+tiny="--sizes 64,100 --align 0,3 --total 1m --runs 1 --no-huge"
+# shellcheck disable=SC2086 # $tiny is a list of options
+expect 0 "bench copy --json (tiny)" "$ntmem" bench copy $tiny --json
+json_ok "bench copy --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+impls = {(r["bytes"], r["dst_off"], r["impl"]) for r in rows}
+need = [(64, 0, "nt-fill"), (64, 0, "inline"), (64, 3, "glibc"),
+        (100, 0, "glibc+flush"), (100, 3, "generic")]
+missing = [n for n in need if n not in impls]
+assert not missing, missing
+assert not any(r["impl"] == "inline" and r["bytes"] == 100 for r in rows)
+assert all(r["median_ms"] > 0 and r["x_limit"] > 0 for r in rows)
+PY
+then ok "bench copy rows: limit, inline only for fixed sizes, peers"; else
+	bad "bench copy rows"; fi
+
+# shellcheck disable=SC2086
+expect 0 "bench copy --csv (tiny)" "$ntmem" bench copy $tiny --csv --const-only
+if grep -q '^size,bytes,dst_off,sem,impl,median_ms' "$out" &&
+	grep -q '^64,64,0,nt+flush,inline,' "$out"; then
+	ok "bench copy --csv header and inline row"; else bad "bench copy --csv"; fi
+
+exit $fail

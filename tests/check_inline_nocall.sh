@@ -1,0 +1,162 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check_inline_nocall.sh - proves that a constant-size copy of a fixed size
+# is expanded inline, from the disassembly of inline_nocall.c (see there).
+#
+# usage: check_inline_nocall.sh INLINE_H ARCHIVE_OR_OBJECT...
+#
+# The fixed sizes are read from NTM_FIXED_SIZES in INLINE_H and must equal
+# the copyN functions the compiler made from the X-macro, so a size added to
+# the header without an inline expansion fails here. For each size N and
+# each of copyN, flushN, namedN, the function must:
+#   - exist;
+#   - contain a MOVNTI (the 8-byte path, or the 4-byte store for N = 4) and,
+#     for N >= 16, a MOVNTDQ (the 16-byte path);
+#   - reference no symbol but ntm_memcpy_flush (the unaligned fallback, as a
+#     call or a tail jmp), and make no indirect call or jump.
+# The controls copy_var and copy_60 must reference ntm_memcpy_nt and store
+# nothing, which shows the parser does see calls.
+# Exit 0 pass, 1 fail, 77 skip (no objdump).
+
+set -u
+OBJDUMP=${OBJDUMP:-objdump}
+
+if ! command -v "$OBJDUMP" >/dev/null 2>&1; then
+	echo "SKIP: $OBJDUMP not found"
+	exit 77
+fi
+if [ $# -lt 2 ]; then
+	echo "usage: $0 INLINE_H ARCHIVE_OR_OBJECT..." >&2
+	exit 1
+fi
+
+header=$1
+shift
+# Every X(N) in the NTM_FIXED_SIZES* macro definitions (the list may be
+# split over helper macros such as NTM_FIXED_SIZES_8).
+sizes=$(sed -n '/^#define NTM_FIXED_SIZES/,/[^\\]$/p' "$header" |
+	grep -o 'X([0-9]*)' | tr -dc '0-9\n' | sort -n -u)
+if [ -z "$sizes" ]; then
+	echo "FAIL: no NTM_FIXED_SIZES found in $header"
+	exit 1
+fi
+echo "fixed sizes:" $sizes
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+dis=$tmp/dis
+sum=$tmp/sum
+
+# Print one function's disassembly after a failure.
+show() {
+	sed -n "/^[0-9a-f]* <$1>:\$/,/^\$/p" "$dis"
+}
+
+status=0
+for obj in "$@"; do
+	echo "== $obj"
+	if ! "$OBJDUMP" -dr --no-show-raw-insn "$obj" >"$dis" 2>&1; then
+		echo "FAIL: $OBJDUMP -dr $obj"
+		cat "$dis"
+		status=1
+		continue
+	fi
+	# One summary line per function:
+	#   name nti ntdq bad-refs-and-insns flush-refs nt-refs
+	awk '
+	function flush_fn() {
+		if (fn != "")
+			printf "%s %d %d %d %d %d %s\n", fn, nti, ntdq, bad,
+			       fl, nt, (why == "" ? "-" : why)
+	}
+	/^[0-9a-f]+ <[^>]*>:$/ {
+		flush_fn()
+		fn = $2; gsub(/[<>:]/, "", fn)
+		nti = ntdq = bad = fl = nt = 0; why = ""; pending = ""
+		next
+	}
+	fn == "" { next }
+	/^[ \t]+[0-9a-f]+: R_[A-Z0-9_]+/ {
+		sym = $NF
+		sub(/[-+]0x[0-9a-f]+$/, "", sym)
+		sub(/@.*$/, "", sym)
+		if (sym == "ntm_memcpy_flush") fl++
+		else if (sym == "ntm_memcpy_nt") nt++
+		else { bad++; why = why "ref:" sym ";" }
+		pending = ""
+		next
+	}
+	/^[ \t]*[0-9a-f]+:\t/ {
+		if (pending != "") { bad++; why = why pending ";" }
+		pending = ""
+		split($0, part, "\t")
+		insn = part[2]
+		split(insn, w, " ")
+		m = w[1]
+		if (m ~ /^(notrack|bnd|cs|ds|data16|rex.*)$/) m = w[2]
+		if (m ~ /^movnti/) nti++
+		if (m ~ /^v?movntdq$/) ntdq++
+		if (m ~ /^call/ || m ~ /^jmp/) {
+			if (insn ~ /\*/) { bad++; why = why "indirect:" m ";" }
+			else if (m ~ /^call/) pending = "call-without-reloc"
+		}
+	}
+	END {
+		if (pending != "") { bad++; why = why pending ";" }
+		flush_fn()
+	}' "$dis" >"$sum"
+
+	# The compiler expanded the X-macro into copyN functions: their sizes
+	# must be exactly the ones read from the header.
+	built=$(sed -n 's/^copy\([0-9][0-9]*\) .*/\1/p' "$sum" | sort -n -u)
+	if [ "$(echo $built)" != "$(echo $sizes)" ]; then
+		echo "FAIL: sizes in $obj ($(echo $built)) differ from" \
+		     "$header ($(echo $sizes))"
+		status=1
+	fi
+	for n in $sizes; do
+		for f in copy$n flush$n named$n; do
+			line=$(awk -v f="$f" '$1 == f' "$sum")
+			if [ -z "$line" ]; then
+				echo "FAIL: $f not found in $obj"
+				status=1
+				continue
+			fi
+			set -- $line
+			# $2 nti  $3 ntdq  $4 bad  $5 flush refs  $6 nt refs  $7 why
+			msg=""
+			[ "$2" -ge 1 ] || msg="$msg no MOVNTI;"
+			if [ "$n" -ge 16 ] && [ "$3" -lt 1 ]; then
+				msg="$msg no MOVNTDQ;"
+			fi
+			[ "$4" -eq 0 ] || msg="$msg $7"
+			[ "$6" -eq 0 ] || msg="$msg calls ntm_memcpy_nt;"
+			if [ -n "$msg" ]; then
+				echo "FAIL: $f:$msg"
+				show "$f"
+				status=1
+			else
+				echo "ok   $f: $2 movnti, $3 movntdq, fallback refs $5"
+			fi
+		done
+	done
+	for f in copy_var copy_60; do
+		line=$(awk -v f="$f" '$1 == f' "$sum")
+		if [ -z "$line" ]; then
+			echo "FAIL: control $f not found in $obj"
+			status=1
+			continue
+		fi
+		set -- $line
+		if [ "$6" -ge 1 ] && [ "$2" -eq 0 ] && [ "$3" -eq 0 ]; then
+			echo "ok   control $f calls ntm_memcpy_nt"
+		else
+			echo "FAIL: control $f: $line (expected a call to" \
+			     "ntm_memcpy_nt and no stores: is the parser blind?)"
+			show "$f"
+			status=1
+		fi
+	done
+done
+exit $status

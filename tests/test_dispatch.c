@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_dispatch.c - how a variant and a write-back instruction are chosen.
+ *
+ * ntm_variant_select() and ntm_flush_select() are pure functions of
+ * (feature bits, ceiling), so they are fed fake CPUs: hand-picked ones for
+ * the documented rules (no state saved by the OS means no AVX, ...) and
+ * then every one of the 2^13 subsets of the feature bits with every
+ * ceiling -1..4, checked against the rule stated in internal.h ("highest
+ * variant whose needs are in the features and whose ISA <= the ceiling").
+ * Needs are read from the variant table, not copied here, so a change to
+ * variants.def is tested as written.
+ *
+ * Also: threads racing to make the first call into the library; the name
+ * tables (ntm_variant_find, ntm_cpu_feature_name, ntm_flush_insn_name, and
+ * the NTMEM_* parsers that must agree with them); the environment reader;
+ * each write-back loop; and, on x86-64, the detected features against the
+ * compiler's own CPUID probe.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ntmem.h>
+#include "internal.h"
+#include "testutil.h"
+
+#define ALL_FEATURES ((1u << NTM_CPU_FEATURE_COUNT) - 1)
+
+static const struct ntm_variant *vlist(size_t *count)
+{
+	const struct ntm_variant *l = ntm_variant_list(count);
+
+	assert_non_null(l);
+	assert_true(*count >= 1);
+	return l;
+}
+
+static const struct ntm_variant *must_find(const char *name)
+{
+	const struct ntm_variant *v = ntm_variant_find(name);
+
+	if (!v)
+		fail_msg("variant %s missing from the table", name);
+	return v;
+}
+
+static void test_variant_table(void **state)
+{
+	size_t count, count2;
+	const struct ntm_variant *l = vlist(&count);
+
+	(void)state;
+	/* NULL count is allowed and the table does not move */
+	assert_ptr_equal(ntm_variant_list(NULL), l);
+	assert_ptr_equal(ntm_variant_list(&count2), l);
+	assert_int_equal(count2, count);
+
+	assert_string_equal(l[0].name, "generic");
+	assert_int_equal(l[0].isa, NTM_ISA_GENERIC);
+	assert_int_equal(l[0].needs, 0);
+	for (size_t i = 0; i < count; i++) {
+		assert_non_null(l[i].name);
+		assert_non_null(l[i].memcpy_nt);
+		assert_non_null(l[i].memcpy_flush);
+		assert_non_null(l[i].memset_nt);
+		/* needs only name known feature bits */
+		assert_int_equal(l[i].needs & ~ALL_FEATURES, 0);
+		/* lowest ISA first, one variant per level */
+		if (i > 0)
+			assert_true(l[i].isa > l[i - 1].isa);
+		for (size_t j = 0; j < i; j++)
+			assert_true(strcmp(l[i].name, l[j].name) != 0);
+	}
+#if defined(__x86_64__)
+	assert_int_equal(count, 4);
+	assert_string_equal(l[1].name, "sse2");
+	assert_string_equal(l[2].name, "avx2");
+	assert_string_equal(l[3].name, "avx512");
+	assert_int_equal(l[1].isa, NTM_ISA_SSE2);
+	assert_int_equal(l[2].isa, NTM_ISA_AVX2);
+	assert_int_equal(l[3].isa, NTM_ISA_AVX512);
+	/* a vector ISA is usable only with its OS state bit */
+	assert_true(l[2].needs & NTM_CPU_AVX2);
+	assert_true(l[2].needs & NTM_CPU_OS_YMM);
+	assert_true(l[3].needs & NTM_CPU_AVX512F);
+	assert_true(l[3].needs & NTM_CPU_OS_ZMM);
+#else
+	assert_int_equal(count, 1);
+#endif
+}
+
+static void test_variant_find(void **state)
+{
+	size_t count;
+	const struct ntm_variant *l = vlist(&count);
+
+	(void)state;
+	for (size_t i = 0; i < count; i++)
+		assert_ptr_equal(ntm_variant_find(l[i].name), &l[i]);
+	assert_ptr_equal(ntm_variant_find("generic"), &l[0]);
+#if defined(__x86_64__)
+	assert_ptr_equal(ntm_variant_find("sse2"), &l[1]);
+	assert_ptr_equal(ntm_variant_find("avx2"), &l[2]);
+	assert_ptr_equal(ntm_variant_find("avx512"), &l[3]);
+#else
+	assert_null(ntm_variant_find("sse2"));
+#endif
+	assert_null(ntm_variant_find("nope"));
+	assert_null(ntm_variant_find(""));
+	assert_null(ntm_variant_find(NULL));
+	/* whole names only: no prefix or extension matches */
+	assert_null(ntm_variant_find("avx"));
+	assert_null(ntm_variant_find("avx2x"));
+	assert_null(ntm_variant_find("gen"));
+	assert_null(ntm_variant_find("generic "));
+}
+
+static void test_variant_supported(void **state)
+{
+	size_t count;
+	const struct ntm_variant *l = vlist(&count);
+	uint32_t f = ntm_cpu_features();
+
+	(void)state;
+	assert_false(ntm_variant_supported(NULL));
+	assert_true(ntm_variant_supported(&l[0]));
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(ntm_variant_supported(&l[i]),
+				 (l[i].needs & f) == l[i].needs);
+#if defined(__x86_64__)
+	/* SSE2 is architectural on x86-64 */
+	assert_true(f & NTM_CPU_SSE2);
+	assert_true(ntm_variant_supported(must_find("sse2")));
+#endif
+}
+
+/* --- ntm_variant_select on hand-picked CPUs ------------------------------ */
+
+static void expect_select(uint32_t f, int cap, const char *name)
+{
+	const struct ntm_variant *v = ntm_variant_select(f, cap);
+
+	assert_non_null(v);
+	if (strcmp(v->name, name) != 0)
+		fail_msg("features 0x%x cap %d: chose %s, expected %s", f, cap,
+			 v->name, name);
+}
+
+static void test_select_no_features(void **state)
+{
+	(void)state;
+	for (int cap = -1; cap <= 4; cap++)
+		expect_select(0, cap, "generic");
+}
+
+#if defined(__x86_64__)
+static void test_select_x86(void **state)
+{
+	const struct ntm_variant *avx512 = must_find("avx512");
+	const uint32_t sse2 = NTM_CPU_SSE2;
+	const uint32_t avx2_os = sse2 | NTM_CPU_AVX | NTM_CPU_AVX2 |
+				 NTM_CPU_OS_YMM;
+	uint32_t f;
+
+	(void)state;
+	/* SSE2 only */
+	expect_select(sse2, -1, "sse2");
+	expect_select(sse2, 0, "generic");
+	for (int cap = 1; cap <= 4; cap++)
+		expect_select(sse2, cap, "sse2");
+
+	/* AVX2 in CPUID but the OS does not save YMM state */
+	f = sse2 | NTM_CPU_AVX | NTM_CPU_AVX2;
+	expect_select(f, -1, "sse2");
+	expect_select(f, 3, "sse2");
+	/* ... and the OS bit alone is not AVX2 either */
+	expect_select(sse2 | NTM_CPU_OS_YMM, -1, "sse2");
+
+	/* AVX2 usable */
+	expect_select(avx2_os, -1, "avx2");
+	expect_select(avx2_os, 0, "generic");
+	expect_select(avx2_os, 1, "sse2");
+	expect_select(avx2_os, 2, "avx2");
+	expect_select(avx2_os, 3, "avx2");
+
+	/* AVX-512F in CPUID, no ZMM state: falls back to avx2 */
+	f = avx2_os | NTM_CPU_AVX512F | NTM_CPU_AVX512BW;
+	expect_select(f, -1, "avx2");
+	expect_select(f, 3, "avx2");
+
+	/* AVX-512F with ZMM state */
+	f |= NTM_CPU_OS_ZMM;
+	expect_select(f, -1, "avx512");
+	expect_select(f, 0, "generic");
+	expect_select(f, 1, "sse2");
+	expect_select(f, 2, "avx2");
+	expect_select(f, 3, "avx512");
+	expect_select(f, 4, "avx512");
+
+	/*
+	 * AVX512F and ZMM state without AVX2: avx512 only if what the table
+	 * says it needs is there; otherwise the best lower one (sse2).
+	 */
+	f = sse2 | NTM_CPU_AVX512F | NTM_CPU_OS_ZMM;
+	expect_select(f, -1, (avx512->needs & f) == avx512->needs ? "avx512"
+								  : "sse2");
+	expect_select(f | avx512->needs, -1, "avx512");
+	expect_select(f | avx512->needs, 2, "sse2");
+
+	/* no SSE2 bit at all (never on x86-64): generic, whatever else */
+	expect_select(ALL_FEATURES & ~sse2 & ~avx2_os & ~NTM_CPU_AVX512F, -1,
+		      "generic");
+}
+#endif
+
+/*
+ * Every subset of the feature bits, every ceiling: the choice is supported
+ * by the features, under the ceiling, and nothing better would have been.
+ */
+static void test_select_exhaustive(void **state)
+{
+	size_t count;
+	const struct ntm_variant *l = vlist(&count);
+
+	(void)state;
+	for (uint32_t f = 0; f <= ALL_FEATURES; f++) {
+		for (int cap = -1; cap <= 4; cap++) {
+			const struct ntm_variant *v = ntm_variant_select(f, cap);
+			bool ok = v >= l && v < l + count;
+
+			if (!ok)
+				fail_msg("f=0x%x cap=%d: not a table entry", f,
+					 cap);
+			if ((v->needs & f) != v->needs)
+				fail_msg("f=0x%x cap=%d: %s needs 0x%x", f, cap,
+					 v->name, v->needs);
+			if (cap >= 0 && (int)v->isa > cap)
+				fail_msg("f=0x%x cap=%d: %s above the ceiling",
+					 f, cap, v->name);
+			for (size_t i = 0; i < count; i++) {
+				if ((l[i].needs & f) != l[i].needs)
+					continue;
+				if (cap >= 0 && (int)l[i].isa > cap)
+					continue;
+				if (l[i].isa > v->isa)
+					fail_msg("f=0x%x cap=%d: chose %s but %s "
+						 "fits", f, cap, v->name,
+						 l[i].name);
+			}
+#if defined(__x86_64__)
+			/* never AVX-512 without AVX512F and ZMM state */
+			if (v->isa == NTM_ISA_AVX512 &&
+			    (!(f & NTM_CPU_AVX512F) || !(f & NTM_CPU_OS_ZMM)))
+				fail_msg("f=0x%x cap=%d: avx512 chosen", f, cap);
+			if (v->isa == NTM_ISA_AVX2 &&
+			    (!(f & NTM_CPU_AVX2) || !(f & NTM_CPU_OS_YMM)))
+				fail_msg("f=0x%x cap=%d: avx2 chosen", f, cap);
+#endif
+			if (cap == 0 && v->isa != NTM_ISA_GENERIC)
+				fail_msg("f=0x%x: cap 0 gave %s", f, v->name);
+		}
+	}
+}
+
+/* --- ntm_flush_select ---------------------------------------------------- */
+
+static void expect_flush(uint32_t f, int cap, enum ntm_flush_insn want)
+{
+	enum ntm_flush_insn got = ntm_flush_select(f, cap);
+
+	if (got != want)
+		fail_msg("features 0x%x cap %d: chose %s, expected %s", f, cap,
+			 ntm_flush_insn_name(got), ntm_flush_insn_name(want));
+}
+
+static void test_flush_select(void **state)
+{
+	const uint32_t all = NTM_CPU_CLFLUSH | NTM_CPU_CLFLUSHOPT |
+			     NTM_CPU_CLWB;
+
+	(void)state;
+	/* clwb > clflushopt > clflush > none */
+	expect_flush(all, -1, NTM_FLUSH_CLWB);
+	expect_flush(all, 4, NTM_FLUSH_CLWB);
+	expect_flush(all, 3, NTM_FLUSH_CLWB);
+	expect_flush(all, 2, NTM_FLUSH_CLFLUSHOPT);
+	expect_flush(all, 1, NTM_FLUSH_CLFLUSH);
+	expect_flush(all, 0, NTM_FLUSH_NONE);
+	expect_flush(NTM_CPU_CLFLUSH | NTM_CPU_CLFLUSHOPT, -1,
+		     NTM_FLUSH_CLFLUSHOPT);
+	expect_flush(NTM_CPU_CLFLUSH, -1, NTM_FLUSH_CLFLUSH);
+	expect_flush(NTM_CPU_CLFLUSH, 3, NTM_FLUSH_CLFLUSH);
+	expect_flush(0, -1, NTM_FLUSH_NONE);
+	/* a ceiling never promotes: CLWB only, capped at clflushopt */
+	expect_flush(NTM_CPU_CLWB, 2, NTM_FLUSH_NONE);
+	expect_flush(NTM_CPU_CLWB | NTM_CPU_CLFLUSH, 2, NTM_FLUSH_CLFLUSH);
+	/* unrelated bits do not count */
+	expect_flush(ALL_FEATURES & ~all, -1, NTM_FLUSH_NONE);
+
+	/* every subset, every ceiling */
+	for (uint32_t f = 0; f <= ALL_FEATURES; f++) {
+		for (int cap = -1; cap <= 4; cap++) {
+			enum ntm_flush_insn want = NTM_FLUSH_NONE;
+			bool any = cap < 0 || cap >= 3;
+
+			if (any && (f & NTM_CPU_CLWB))
+				want = NTM_FLUSH_CLWB;
+			else if ((any || cap == 2) && (f & NTM_CPU_CLFLUSHOPT))
+				want = NTM_FLUSH_CLFLUSHOPT;
+			else if ((any || cap >= 1) && (f & NTM_CPU_CLFLUSH))
+				want = NTM_FLUSH_CLFLUSH;
+			expect_flush(f, cap, want);
+		}
+	}
+}
+
+/* --- names --------------------------------------------------------------- */
+
+static void test_feature_names(void **state)
+{
+	const char *names[NTM_CPU_FEATURE_COUNT];
+
+	(void)state;
+	for (unsigned i = 0; i < NTM_CPU_FEATURE_COUNT; i++) {
+		const char *n = ntm_cpu_feature_name(1u << i);
+
+		if (!n || !*n)
+			fail_msg("feature bit %u has no name", i);
+		for (const char *c = n; *c; c++)
+			assert_true(islower((unsigned char)*c) ||
+				    isdigit((unsigned char)*c) || *c == '_');
+		for (unsigned j = 0; j < i; j++)
+			assert_true(strcmp(n, names[j]) != 0);
+		names[i] = n;
+	}
+	assert_string_equal(ntm_cpu_feature_name(NTM_CPU_SSE2), "sse2");
+	assert_string_equal(ntm_cpu_feature_name(NTM_CPU_AVX512F), "avx512f");
+	assert_string_equal(ntm_cpu_feature_name(NTM_CPU_CLWB), "clwb");
+	/* not exactly one known bit */
+	assert_null(ntm_cpu_feature_name(0));
+	assert_null(ntm_cpu_feature_name(1u << NTM_CPU_FEATURE_COUNT));
+	assert_null(ntm_cpu_feature_name(1u << 31));
+	assert_null(ntm_cpu_feature_name(NTM_CPU_SSE2 | NTM_CPU_AVX));
+	assert_null(ntm_cpu_feature_name(0xffffffffu));
+}
+
+static void test_flush_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ntm_flush_insn_name(NTM_FLUSH_NONE), "none");
+	assert_string_equal(ntm_flush_insn_name(NTM_FLUSH_CLFLUSH), "clflush");
+	assert_string_equal(ntm_flush_insn_name(NTM_FLUSH_CLFLUSHOPT),
+			    "clflushopt");
+	assert_string_equal(ntm_flush_insn_name(NTM_FLUSH_CLWB), "clwb");
+	/* out of range: some string, never NULL or a crash */
+	assert_non_null(ntm_flush_insn_name((enum ntm_flush_insn)4));
+	assert_non_null(ntm_flush_insn_name((enum ntm_flush_insn)-1));
+}
+
+/* The NTMEM_* parsers must accept exactly the names the tables print. */
+static void test_env_parsers(void **state)
+{
+	size_t count;
+	const struct ntm_variant *l = vlist(&count);
+	static const char *const bad[] = { "", "nope", "avx", "avx5122",
+					   "sse2 ", " sse2", "clflush ", "-1" };
+
+	(void)state;
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(ntm_isa_from_name(l[i].name), l[i].isa);
+	assert_int_equal(ntm_isa_from_name("generic"), NTM_ISA_GENERIC);
+	assert_int_equal(ntm_isa_from_name("sse2"), NTM_ISA_SSE2);
+	assert_int_equal(ntm_isa_from_name("avx2"), NTM_ISA_AVX2);
+	assert_int_equal(ntm_isa_from_name("avx512"), NTM_ISA_AVX512);
+	for (int i = NTM_FLUSH_NONE; i <= NTM_FLUSH_CLWB; i++)
+		assert_int_equal(
+			ntm_flush_from_name(
+				ntm_flush_insn_name((enum ntm_flush_insn)i)),
+			i);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(ntm_isa_from_name(bad[i]), -1);
+		assert_int_equal(ntm_flush_from_name(bad[i]), -1);
+	}
+}
+
+/* Set or unset one variable; NULL unsets. */
+static void set_env(const char *name, const char *val)
+{
+	if (val)
+		assert_int_equal(setenv(name, val, 1), 0);
+	else
+		assert_int_equal(unsetenv(name), 0);
+}
+
+static void read_env(struct ntm_env *env, const char *isa, const char *flush,
+		     const char *verbose)
+{
+	set_env("NTMEM_ISA", isa);
+	set_env("NTMEM_FLUSH", flush);
+	set_env("NTMEM_VERBOSE", verbose);
+	memset(env, 0x5a, sizeof(*env));
+	ntm_env_read(env);
+	assert_true(memchr(env->bad, '\0', sizeof(env->bad)) != NULL);
+}
+
+/*
+ * The environment reader, in process. The dispatcher read the variables
+ * once before this test (test_active_choice runs first), so changing them
+ * here cannot change the running choice - which is checked at the end.
+ */
+static void test_env_read(void **state)
+{
+	const struct ntm_variant *act = ntm_variant_active();
+	enum ntm_flush_insn fl = ntm_flush_active();
+	struct ntm_env env;
+	char longval[400];
+
+	(void)state;
+	read_env(&env, NULL, NULL, NULL);
+	assert_int_equal(env.isa_cap, -1);
+	assert_int_equal(env.flush_cap, -1);
+	assert_false(env.verbose);
+	assert_string_equal(env.bad, "");
+
+	read_env(&env, "", "", "");
+	assert_int_equal(env.isa_cap, -1);
+	assert_int_equal(env.flush_cap, -1);
+	assert_false(env.verbose);
+	assert_string_equal(env.bad, "");
+
+	read_env(&env, "sse2", "clflushopt", "1");
+	assert_int_equal(env.isa_cap, NTM_ISA_SSE2);
+	assert_int_equal(env.flush_cap, NTM_FLUSH_CLFLUSHOPT);
+	assert_true(env.verbose);
+	assert_string_equal(env.bad, "");
+
+	read_env(&env, "generic", "none", "0");
+	assert_int_equal(env.isa_cap, NTM_ISA_GENERIC);
+	assert_int_equal(env.flush_cap, NTM_FLUSH_NONE);
+	assert_false(env.verbose);
+
+	read_env(&env, "avx512", "clwb", NULL);
+	assert_int_equal(env.isa_cap, NTM_ISA_AVX512);
+	assert_int_equal(env.flush_cap, NTM_FLUSH_CLWB);
+
+	/* unknown values: ignored (no ceiling) and described */
+	read_env(&env, "bogus", "clflush", NULL);
+	assert_int_equal(env.isa_cap, -1);
+	assert_int_equal(env.flush_cap, NTM_FLUSH_CLFLUSH);
+	assert_non_null(strstr(env.bad, "NTMEM_ISA=bogus"));
+	assert_null(strstr(env.bad, "NTMEM_FLUSH"));
+
+	read_env(&env, "bogus", "worse", NULL);
+	assert_int_equal(env.isa_cap, -1);
+	assert_int_equal(env.flush_cap, -1);
+	assert_non_null(strstr(env.bad, "NTMEM_ISA=bogus"));
+	assert_non_null(strstr(env.bad, "NTMEM_FLUSH=worse"));
+
+	/* values longer than the description buffer are cut, not overrun */
+	memset(longval, 'x', sizeof(longval) - 1);
+	longval[sizeof(longval) - 1] = '\0';
+	read_env(&env, longval, longval, NULL);
+	assert_int_equal(env.isa_cap, -1);
+	assert_int_equal(env.flush_cap, -1);
+	assert_true(strlen(env.bad) < sizeof(env.bad));
+	assert_non_null(strstr(env.bad, "NTMEM_ISA="));
+
+	set_env("NTMEM_ISA", NULL);
+	set_env("NTMEM_FLUSH", NULL);
+	set_env("NTMEM_VERBOSE", NULL);
+	/* read once per process: the choice made earlier stands */
+	assert_ptr_equal(ntm_variant_active(), act);
+	assert_int_equal(ntm_flush_active(), fl);
+}
+
+/* --- the live choice, this CPU -------------------------------------------- */
+
+/*
+ * Runs first, before anything has triggered the one-time choice: threads
+ * released together all make their first call into the library at once
+ * (a copy, then the queries) and must all see the same, complete table.
+ */
+#define RACE_THREADS 8
+
+static pthread_barrier_t race_barrier;
+
+struct race {
+	const struct ntm_variant *active;
+	enum ntm_flush_insn flush;
+	size_t line;
+	unsigned char src[200], dst[200];
+	bool copy_ok;
+};
+
+static void *race_thread(void *arg)
+{
+	struct race *r = arg;
+
+	pthread_barrier_wait(&race_barrier);
+	(ntm_memcpy_nt)(r->dst + 1, r->src + 3, 150);
+	r->copy_ok = memcmp(r->dst + 1, r->src + 3, 150) == 0;
+	r->active = ntm_variant_active();
+	r->flush = ntm_flush_active();
+	r->line = ntm_cache_line_size();
+	return NULL;
+}
+
+static void test_first_use_threads(void **state)
+{
+	static struct race r[RACE_THREADS];
+	pthread_t tid[RACE_THREADS];
+
+	(void)state;
+	/* nothing may have chosen yet, or this tests nothing */
+	assert_null(__atomic_load_n(&ntm_dispatch_published,
+				    __ATOMIC_ACQUIRE));
+	assert_int_equal(pthread_barrier_init(&race_barrier, NULL,
+					      RACE_THREADS), 0);
+	for (int i = 0; i < RACE_THREADS; i++) {
+		tu_fill_random(r[i].src, sizeof(r[i].src), 100 + i);
+		tu_fill_random(r[i].dst, sizeof(r[i].dst), 200 + i);
+		assert_int_equal(pthread_create(&tid[i], NULL, race_thread,
+						&r[i]), 0);
+	}
+	for (int i = 0; i < RACE_THREADS; i++)
+		assert_int_equal(pthread_join(tid[i], NULL), 0);
+	pthread_barrier_destroy(&race_barrier);
+
+	assert_non_null(ntm_dispatch_published);
+	for (int i = 0; i < RACE_THREADS; i++) {
+		assert_true(r[i].copy_ok);
+		assert_non_null(r[i].active);
+		assert_ptr_equal(r[i].active, ntm_variant_active());
+		assert_int_equal(r[i].flush, ntm_flush_active());
+		assert_int_equal(r[i].line, ntm_cache_line_size());
+	}
+}
+
+/* Then: the choice is select(detected features, env ceiling). */
+static void test_active_choice(void **state)
+{
+	struct ntm_env env;
+	uint32_t f;
+
+	(void)state;
+	ntm_env_read(&env);
+	f = ntm_cpu_features();
+	assert_int_equal(f, ntm_cpu_detect());
+	assert_int_equal(f & ~ALL_FEATURES, 0);
+	assert_ptr_equal(ntm_variant_active(), ntm_variant_select(f, env.isa_cap));
+	assert_int_equal(ntm_flush_active(), ntm_flush_select(f, env.flush_cap));
+	assert_true(ntm_variant_supported(ntm_variant_active()));
+	assert_int_equal(ntm_cache_line_size(), ntm_cpu_line_size());
+	assert_true(ntm_cache_line_size() >= 8);
+	assert_int_equal(ntm_cache_line_size() & (ntm_cache_line_size() - 1), 0);
+	/* stable across calls */
+	assert_int_equal(ntm_cpu_features(), f);
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+/*
+ * The detected bits against independent probes: the compiler runtime's
+ * __builtin_cpu_supports() (which, like ntmem, reports AVX/AVX-512 only when
+ * the OS saves their state), and CPUID leaf 7 read here with bit numbers
+ * taken from the Intel SDM.
+ */
+static void test_cpu_features_x86(void **state)
+{
+	uint32_t f = ntm_cpu_features();
+	unsigned a = 0, b = 0, c = 0, d = 0;
+
+	(void)state;
+	__builtin_cpu_init();
+	assert_int_equal(!!(f & NTM_CPU_SSE2), !!__builtin_cpu_supports("sse2"));
+	assert_int_equal((f & NTM_CPU_AVX) && (f & NTM_CPU_OS_YMM),
+			 !!__builtin_cpu_supports("avx"));
+	assert_int_equal((f & NTM_CPU_AVX2) && (f & NTM_CPU_OS_YMM),
+			 !!__builtin_cpu_supports("avx2"));
+	assert_int_equal((f & NTM_CPU_AVX512F) && (f & NTM_CPU_OS_ZMM),
+			 !!__builtin_cpu_supports("avx512f"));
+	assert_int_equal((f & NTM_CPU_AVX512BW) && (f & NTM_CPU_OS_ZMM),
+			 !!__builtin_cpu_supports("avx512bw"));
+	/* ZMM state implies YMM state */
+	if (f & NTM_CPU_OS_ZMM)
+		assert_true(f & NTM_CPU_OS_YMM);
+
+	assert_true(__get_cpuid(1, &a, &b, &c, &d));
+	assert_int_equal(!!(f & NTM_CPU_CLFLUSH), !!(d & (1u << 19)));
+	if (__get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 0, a, b, c, d);
+		assert_int_equal(!!(f & NTM_CPU_CLFLUSHOPT), !!(b & (1u << 23)));
+		assert_int_equal(!!(f & NTM_CPU_CLWB), !!(b & (1u << 24)));
+		assert_int_equal(!!(f & NTM_CPU_ERMS), !!(b & (1u << 9)));
+		assert_int_equal(!!(f & NTM_CPU_MOVDIR64B), !!(c & (1u << 28)));
+		assert_int_equal(!!(f & NTM_CPU_FSRM), !!(d & (1u << 4)));
+	}
+}
+#endif
+
+/* Each write-back loop this CPU has: odd ranges, data unchanged. */
+static void test_flush_impls(void **state)
+{
+	static const size_t offs[] = { 0, 1, 63, 64, 65, 4095 };
+	static const size_t lens[] = { 0, 1, 63, 64, 65, 4096, 4097, 9000 };
+	static const struct { enum ntm_flush_insn insn; uint32_t bit; } fl[] = {
+		{ NTM_FLUSH_CLFLUSH, NTM_CPU_CLFLUSH },
+		{ NTM_FLUSH_CLFLUSHOPT, NTM_CPU_CLFLUSHOPT },
+		{ NTM_FLUSH_CLWB, NTM_CPU_CLWB },
+	};
+	size_t len = 4 * tu_page_size(), line = ntm_cache_line_size();
+	unsigned char *buf = tu_map_fenced(len), *ref = malloc(len);
+	uint32_t f = ntm_cpu_features();
+	int ran = 0;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(ref);
+	tu_fill_random(ref, len, 77);
+	memcpy(buf, ref, len);
+	assert_null(ntm_flush_impl(NTM_FLUSH_NONE));
+	for (size_t k = 0; k < sizeof(fl) / sizeof(fl[0]); k++) {
+		ntm_flush_fn fn = ntm_flush_impl(fl[k].insn);
+
+#if defined(__x86_64__)
+		assert_non_null(fn);
+		for (size_t j = 0; j < k; j++)
+			assert_true(fn != ntm_flush_impl(fl[j].insn));
+#endif
+		if (!fn || !(f & fl[k].bit))
+			continue;
+		for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+			for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+				fn(buf + offs[i], lens[j], line);
+				/* ending exactly at the PROT_NONE fence */
+				fn(buf + len - lens[j], lens[j], line);
+			}
+		ran++;
+	}
+	assert_memory_equal(buf, ref, len);
+	print_message("%d write-back loops exercised\n", ran);
+	tu_unmap_fenced(buf, len);
+	free(ref);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* first: nothing else may have triggered the choice yet */
+		cmocka_unit_test(test_first_use_threads),
+		cmocka_unit_test(test_active_choice),
+		cmocka_unit_test(test_variant_table),
+		cmocka_unit_test(test_variant_find),
+		cmocka_unit_test(test_variant_supported),
+		cmocka_unit_test(test_select_no_features),
+#if defined(__x86_64__)
+		cmocka_unit_test(test_select_x86),
+		cmocka_unit_test(test_cpu_features_x86),
+#endif
+		cmocka_unit_test(test_select_exhaustive),
+		cmocka_unit_test(test_flush_select),
+		cmocka_unit_test(test_feature_names),
+		cmocka_unit_test(test_flush_names),
+		cmocka_unit_test(test_env_parsers),
+		cmocka_unit_test(test_env_read),
+		cmocka_unit_test(test_flush_impls),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.h - helpers shared by the ntmem tests: a seeded pseudo-random
+ * byte generator (so every buffer holds non-zero, non-repeating data and a
+ * failure reproduces bit for bit), page-granular arenas with PROT_NONE
+ * fences, and a first-difference finder for readable failure messages.
+ *
+ * Header-only and static: each test binary is one translation unit plus
+ * cmocka, so there is nothing to link.
+ */
+#ifndef NTMEM_TESTUTIL_H
+#define NTMEM_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* xorshift64*: fast, good enough for test data, never yields 0 state. */
+static inline uint64_t tu_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Fill @n bytes with pseudo-random data from @seed (any non-zero seed). */
+static inline void tu_fill_random(unsigned char *p, size_t n, uint64_t seed)
+{
+	uint64_t st = seed ? seed : 0x9e3779b97f4a7c15ull;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v = tu_rand(&st);
+
+		memcpy(p + i, &v, 8);
+	}
+	if (i < n) {
+		uint64_t v = tu_rand(&st);
+
+		memcpy(p + i, &v, n - i);
+	}
+}
+
+/* Index of the first byte where @a and @b differ, or @n when equal. */
+static inline size_t tu_first_diff(const unsigned char *a,
+				   const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return i;
+	return n;
+}
+
+static inline size_t tu_page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (size_t)p : 4096;
+}
+
+static inline size_t tu_round_up(size_t n, size_t a)
+{
+	return (n + a - 1) / a * a;
+}
+
+/*
+ * Map @len bytes of read-write memory with one PROT_NONE page on each side,
+ * so a copy that runs off either end faults instead of silently scribbling.
+ * Returns the first usable byte (page aligned) or NULL.
+ */
+static inline unsigned char *tu_map_fenced(size_t len)
+{
+	size_t pg = tu_page_size();
+	size_t body = tu_round_up(len, pg);
+	unsigned char *m;
+
+	m = mmap(NULL, body + 2 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m + pg, body, PROT_READ | PROT_WRITE) != 0) {
+		munmap(m, body + 2 * pg);
+		return NULL;
+	}
+	return m + pg;
+}
+
+static inline void tu_unmap_fenced(unsigned char *p, size_t len)
+{
+	size_t pg = tu_page_size();
+
+	if (p)
+		munmap(p - pg, tu_round_up(len, pg) + 2 * pg);
+}
+
+#endif /* NTMEM_TESTUTIL_H */
