@@ -4,7 +4,9 @@
  * side by side with glibc, PMDK and the machine's streaming-write limit.
  *
  * Workload: a run copies --total bytes as total/size copies of one source
- * buffer into consecutive slots of a destination region, the way a memmap
+ * buffer into consecutive slots of a destination region (copies under 64
+ * bytes write total * size / 64: their flush peers pay one write-back per
+ * copy and would take minutes otherwise), the way a memmap
  * is initialised from a template (small sizes) or a buffer is written out
  * (large sizes). The region is larger than the last-level cache by default,
  * pre-faulted and filled with non-zero data.
@@ -23,6 +25,11 @@
  *            semantics: nt rows against glibc memcpy and PMDK; flush rows
  *            (and the inline path, which always leaves no dirty line)
  *            against glibc memcpy + ntm_flush and PMDK. Below 1 is faster.
+ *
+ * Rows: "inline" is the constant-size path as a default build compiles it
+ * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
+ * does (32-byte stores); one row per variant for each semantics, called
+ * directly through its table; then the peers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +42,7 @@
 #include <ntmem.h>
 
 #include "bench.h"
+#include "bench_inline.h"
 #include "commands.h"
 #include "peer_pmdk.h"
 
@@ -42,13 +50,6 @@
 #define MAX_ALIGNS 16
 #define MAX_CASES 24
 #define MAX_RUNS 101
-
-struct loop {
-	unsigned char *dst;
-	const unsigned char *src;
-	size_t size;
-	size_t count;
-};
 
 enum sem { SEM_LIMIT, SEM_NT, SEM_FLUSH, SEM_BOTH };
 static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
@@ -67,7 +68,7 @@ struct copy_case {
 	enum kind kind;
 	const char *impl;
 	void *(*fn)(void *dst, const void *src, size_t n);	/* K_VARIANT */
-	void (*inline_loop)(const struct loop *l);		/* K_INLINE */
+	inline_loop_fn inline_loop;				/* K_INLINE */
 	double ns[MAX_RUNS];
 	struct bench_stats st;
 };
@@ -89,32 +90,39 @@ static const struct ntm_variant *limit_variant;
 
 /* --- the timed loops: one per case kind, each ends with a drain --- */
 
-#define DEFINE_INLINE_LOOP(N)                                             \
-	static void inline_loop_##N(const struct loop *l)                 \
-	{                                                                 \
-		unsigned char *d = l->dst;                                \
-		for (size_t i = 0; i < l->count; i++, d += N)             \
-			ntm_memcpy_nt(d, l->src, N);                      \
-	}
-NTM_FIXED_SIZES(DEFINE_INLINE_LOOP)
-#undef DEFINE_INLINE_LOOP
-
-static void (*inline_loop_for(size_t size))(const struct loop *)
+/* A loop of calls through @fn (a variant, or glibc memcpy). */
+static void call_loop(void *(*fn)(void *, const void *, size_t),
+		      const struct loop *l, bool flush)
 {
-	switch (size) {
-#define INLINE_CASE(N) case N: return inline_loop_##N;
-	NTM_FIXED_SIZES(INLINE_CASE)
-#undef INLINE_CASE
-	default:
-		return NULL;
+	unsigned char *d = l->dst;
+	const unsigned char *src = l->src;
+	size_t size = l->size, count = l->count;
+
+	for (size_t i = 0; i < count; i++, d += size) {
+		fn(d, src, size);
+		if (flush)
+			(ntm_flush)(d, size);
 	}
+}
+
+static void pmdk_loop(const struct loop *l)
+{
+	void *(*pmem_memcpy)(void *, const void *, size_t, unsigned) =
+		pmdk_peer->memcpy;
+	unsigned char *d = l->dst;
+	const unsigned char *src = l->src;
+	size_t size = l->size, count = l->count;
+
+	for (size_t i = 0; i < count; i++, d += size)
+		pmem_memcpy(d, src, size,
+			    PEER_PMEM_F_MEM_NONTEMPORAL | PEER_PMEM_F_MEM_NODRAIN);
 }
 
 static double time_case(const struct copy_case *c, const struct loop *l,
 			unsigned char *region_base)
 {
+	/* volatile: glibc's memcpy is called, not expanded by the compiler */
 	void *(*volatile libc_memcpy)(void *, const void *, size_t) = memcpy;
-	unsigned char *d = l->dst;
 	uint64_t t0 = bench_now_ns();
 
 	switch (c->kind) {
@@ -125,29 +133,29 @@ static double time_case(const struct copy_case *c, const struct loop *l,
 		c->inline_loop(l);
 		break;
 	case K_VARIANT:
-		for (size_t i = 0; i < l->count; i++, d += l->size)
-			c->fn(d, l->src, l->size);
+		call_loop(c->fn, l, false);
 		break;
 	case K_GLIBC:
-		for (size_t i = 0; i < l->count; i++, d += l->size)
-			libc_memcpy(d, l->src, l->size);
+		call_loop(libc_memcpy, l, false);
 		break;
 	case K_GLIBC_FLUSH:
-		for (size_t i = 0; i < l->count; i++, d += l->size) {
-			libc_memcpy(d, l->src, l->size);
-			(ntm_flush)(d, l->size);
-		}
+		call_loop(libc_memcpy, l, true);
 		break;
 	case K_PMDK:
-		for (size_t i = 0; i < l->count; i++, d += l->size)
-			pmdk_peer->memcpy(d, l->src, l->size,
-					  PEER_PMEM_F_MEM_NONTEMPORAL |
-						  PEER_PMEM_F_MEM_NODRAIN);
+		pmdk_loop(l);
 		break;
 	}
 	/* Every case ends drained: NT stores are only done once ordered. */
 	ntm_drain();
 	return (double)(bench_now_ns() - t0);
+}
+
+/* The -mavx build of the inline loops runs only where AVX state is on. */
+static bool avx_usable(void)
+{
+	uint32_t need = NTM_CPU_AVX | NTM_CPU_OS_YMM;
+
+	return (ntm_cpu_features() & need) == need;
 }
 
 static bool variant_wanted(const struct options *o, const struct ntm_variant *v)
@@ -176,9 +184,12 @@ static int build_cases(const struct options *o, size_t size,
 
 #define ADD(...) (cases[n++] = (struct copy_case){ __VA_ARGS__ })
 	ADD(.sem = SEM_LIMIT, .kind = K_LIMIT, .impl = "nt-fill");
-	if (o->want_const && inline_loop_for(size))
+	if (o->want_const && inline_loop_baseline(size))
 		ADD(.sem = SEM_BOTH, .kind = K_INLINE, .impl = "inline",
-		    .inline_loop = inline_loop_for(size));
+		    .inline_loop = inline_loop_baseline(size));
+	if (o->want_const && inline_loop_avx(size) && avx_usable())
+		ADD(.sem = SEM_BOTH, .kind = K_INLINE, .impl = "inline-avx",
+		    .inline_loop = inline_loop_avx(size));
 	if (o->want_var) {
 		for (size_t i = 0; i < nv; i++)
 			if (variant_wanted(o, &v[i]))
@@ -211,6 +222,14 @@ static double best_peer(const struct copy_case *cases, int n, enum sem sem)
 			best = cases[i].st.median;
 	}
 	return best;
+}
+
+/* Bytes one run writes for copies of @size; see the file comment. */
+static size_t group_bytes(size_t total, size_t size)
+{
+	if (size < 64)
+		total = total / 64 * size;
+	return total > size ? total : size;
 }
 
 static const struct report_col columns[] = {
@@ -249,7 +268,8 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 			{ .s = sem_names[c->sem] }, { .s = c->impl },
 			{ .r = c->st.median / 1e6 }, { .r = c->st.min / 1e6 },
 			{ .r = c->st.max / 1e6 },
-			{ .r = (double)(size * (o->total / size)) / c->st.median },
+			{ .r = (double)(size * (group_bytes(o->total, size) / size)) /
+			       c->st.median },
 			{ .r = c->st.median / limit }, { .r = x_peer },
 		};
 
@@ -320,8 +340,9 @@ static int run(const struct options *o)
 	report_meta(&rep, "variant", "dispatched %s; limit = %s nt-fill, "
 		    "write-back %s", ntm_variant_active()->name, limit_variant->name,
 		    ntm_flush_insn_name(ntm_flush_active()));
-	report_meta(&rep, "workload", "%s per run, copies of one source into "
-		    "consecutive slots; %d runs, median [min, max]",
+	report_meta(&rep, "workload", "%s per run (x size/64 below 64 bytes), "
+		    "copies of one source into consecutive slots; %d runs, "
+		    "median [min, max]",
 		    bench_size_name(o->total, buf, sizeof(buf)), o->runs);
 	report_meta(&rep, "memory", "pre-faulted, non-zero data, written back "
 		    "before each run, huge pages %s (THP %s)", o->huge ? "requested" : "not requested",
@@ -341,7 +362,7 @@ static int run(const struct options *o)
 				.dst = (unsigned char *)dst.base + align,
 				.src = src.base,
 				.size = size,
-				.count = (o->total > size ? o->total : size) / size,
+				.count = group_bytes(o->total, size) / size,
 			};
 
 			snprintf(buf, sizeof(buf), "size %zu, dst+%zu", size, align);
