@@ -15,6 +15,8 @@
 #include <ntmem/version.h>
 #include <ntmem/copy.h>
 #include <ntmem/variant.h>
+#include <ntmem/ns.h>
+#include <ntmem/memmap.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +24,12 @@ extern "C" {
 
 /** ntm_version() - the library's version string, "MAJOR.MINOR.PATCH" */
 const char *ntm_version(void);
+
+/**
+ * ntm_errmsg() - why the last call that returned a negative errno in this
+ * thread failed, naming the argument at fault ("" before any failure)
+ */
+const char *ntm_errmsg(void);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,7 @@ static void choose(void)
 	chosen.flush_insn = ntm_flush_select(chosen.features, env.flush_cap);
 	chosen.flush = ntm_flush_impl(chosen.flush_insn);
 	chosen.line = ntm_cpu_line_size();
+	chosen.verbose = env.verbose;
 
 	if (env.verbose) {
 		best = ntm_variant_select(chosen.features, -1);

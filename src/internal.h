@@ -57,6 +57,7 @@ struct ntm_dispatch {
 	enum ntm_flush_insn flush_insn;
 	size_t line;		/* cache-line size for write-backs, bytes */
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
+	bool verbose;		/* NTMEM_VERBOSE=1: report choices and errors */
 };
 
 extern const struct ntm_dispatch *ntm_dispatch_published;
@@ -83,6 +84,14 @@ const struct ntm_variant *ntm_variant_select(uint32_t features, int cap);
 enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap);
 /* Write back the lines over [p, p+n) with the chosen instruction. */
 void ntm_flush_lines(const void *p, size_t n);
+
+/* --- error.c --- */
+
+/*
+ * Record the message for ntm_errmsg() (printf-style; strerror(-err) is
+ * appended) and return @err, a negative errno: return ntm_error(...);
+ */
+int ntm_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- flush.c: one function per write-back instruction --- */
 

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem/ns.h - namespaces: one mapped device region.
+ *
+ * A namespace is what the kernel's pmem and dax drivers hand out, seen
+ * from user space: a devdax character device (/dev/daxX.Y), a file on a
+ * DAX filesystem (mapped with MAP_SYNC), a plain file, or anonymous memory.
+ * Each knows its size and alignment, and how data in it becomes durable:
+ *
+ *   devdax, fsdax   CPU cache write-back + SFENCE (ntm_persist()): the
+ *                   mapping is the media, nothing else is needed
+ *   file            msync(): the page cache stands between CPU and media
+ *   anon            nothing is durable; persist only orders the stores
+ *
+ * An emulated namespace is a sparse file (e.g. in /dev/shm): only the pages
+ * that are touched cost memory, so a 100 GiB namespace fits a small machine
+ * as long as only its memmap is written.
+ */
+#ifndef NTMEM_NS_H
+#define NTMEM_NS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ntm_ns;
+
+enum ntm_ns_kind {
+	NTM_NS_DEVDAX = 1,	/* character device of the dax subsystem */
+	NTM_NS_FSDAX = 2,	/* file on a DAX filesystem, MAP_SYNC mapping */
+	NTM_NS_FILE = 3,	/* ordinary file: durable through msync() */
+	NTM_NS_ANON = 4,	/* anonymous memory: never durable */
+};
+
+/* ntm_ns_open() / ntm_ns_create() flags */
+#define NTM_NS_READONLY (1u << 0)	/* map read-only; persist is a no-op */
+#define NTM_NS_TEMPORARY (1u << 1)	/* create: unlink the file once mapped */
+
+/**
+ * ntm_ns_open() - map an existing device or file as a namespace
+ * @ns:    set to the new namespace on success
+ * @path:  /dev/daxX.Y, or a regular file (on a DAX filesystem or not)
+ * @flags: NTM_NS_READONLY
+ *
+ * A devdax device's size and alignment come from sysfs; a file's size is
+ * its length and its alignment the page size, or 2 MiB for a DAX file
+ * whose length is a multiple of it.
+ *
+ * Return: 0, or -ENOENT (no such path), -EISDIR (a directory), -EINVAL (an
+ * empty file, a size that is not a multiple of the alignment, a kind of
+ * file that cannot be mapped), -EACCES (no write permission without
+ * NTM_NS_READONLY), -ENOMEM; ntm_errmsg() says which and why.
+ */
+int ntm_ns_open(struct ntm_ns **ns, const char *path, unsigned flags);
+
+/**
+ * ntm_ns_create() - create a sparse file of @size bytes and map it
+ * @ns:    set to the new namespace on success
+ * @path:  file to create; must not exist
+ * @size:  bytes; a non-zero multiple of @align
+ * @align: the namespace alignment (4096, 2 MiB or 1 GiB; a power of two
+ *         and a multiple of the page size); the mapping is aligned to it
+ * @flags: NTM_NS_TEMPORARY to unlink the file as soon as it is mapped
+ *
+ * Return: 0, -EEXIST, -EINVAL (size or alignment), or the error of the
+ * file system (-ENOSPC, -EACCES, ...).
+ */
+int ntm_ns_create(struct ntm_ns **ns, const char *path, size_t size,
+		  size_t align, unsigned flags);
+
+/** ntm_ns_anon() - anonymous memory as a namespace (for tests) */
+int ntm_ns_anon(struct ntm_ns **ns, size_t size, size_t align);
+
+/** ntm_ns_close() - unmap and free; NULL is ignored */
+void ntm_ns_close(struct ntm_ns *ns);
+
+void *ntm_ns_base(const struct ntm_ns *ns);
+size_t ntm_ns_size(const struct ntm_ns *ns);
+size_t ntm_ns_align(const struct ntm_ns *ns);
+enum ntm_ns_kind ntm_ns_kind(const struct ntm_ns *ns);
+/** ntm_ns_kind_name() - "devdax", "fsdax", "file" or "anon" */
+const char *ntm_ns_kind_name(enum ntm_ns_kind kind);
+/** ntm_ns_path() - the path it was opened or created at ("" for anon) */
+const char *ntm_ns_path(const struct ntm_ns *ns);
+
+/**
+ * ntm_ns_cpu_durable() - true when CPU cache write-back + drain makes data
+ * durable (devdax, fsdax): the granularity is a cache line, not a page
+ */
+bool ntm_ns_cpu_durable(const struct ntm_ns *ns);
+
+/**
+ * ntm_ns_persist() - make [@p, @p + @n) of @ns durable the way its kind
+ * needs: ntm_persist() for devdax/fsdax, msync() of the covering pages for
+ * a file, ntm_persist() (ordering only) for anon.
+ *
+ * Return: 0, -EINVAL when the range is not inside the namespace, or the
+ * error of msync().
+ */
+int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTMEM_NS_H */

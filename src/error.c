@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/*
+ * error.c - the message behind the last -errno a library call returned in
+ * this thread. The library never prints (unless NTMEM_VERBOSE=1); callers
+ * that want to tell a user why read ntm_errmsg().
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static __thread char last_error[256];
+
+int ntm_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+	int used;
+
+	va_start(ap, fmt);
+	used = vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	if (used >= 0 && (size_t)used < sizeof(last_error))
+		snprintf(last_error + used, sizeof(last_error) - used, " (%s)",
+			 strerror(-err));
+	if (ntm_dispatch()->verbose)
+		fprintf(stderr, "ntmem: %s\n", last_error);
+	return err;
+}
+
+const char *ntm_errmsg(void)
+{
+	return last_error;
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ns.c - namespaces: map a devdax device, a (DAX) file or anonymous memory
+ * and remember how its data becomes durable. See ntmem/ns.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+#define PAGE 4096u
+#define HUGE_2M (2u << 20)
+
+struct ntm_ns {
+	void *base;		/* aligned start of the namespace */
+	void *map;		/* what mmap() returned (base may be inside) */
+	size_t map_len;
+	size_t size;
+	size_t align;
+	enum ntm_ns_kind kind;
+	bool readonly;
+	char *path;		/* "" for anonymous memory */
+};
+
+static bool is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* Read one unsigned number from a sysfs file; 0 or -errno. */
+static int sysfs_read_u64(const char *path, uint64_t *out)
+{
+	char buf[64];
+	FILE *f = fopen(path, "r");
+	int ret = -EINVAL;
+
+	if (!f)
+		return -errno;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *end;
+
+		errno = 0;
+		*out = strtoull(buf, &end, 0);
+		if (!errno && end != buf)
+			ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Map @len bytes of @fd (or anonymous memory when @fd < 0) at an address
+ * aligned to @align, so 2 MiB and 1 GiB namespaces can use huge mappings:
+ * reserve len + align of address space, then map over the aligned part.
+ */
+static int map_aligned(struct ntm_ns *ns, int fd, size_t len, size_t align,
+		       int prot, int flags)
+{
+	size_t slack = align > PAGE ? align : 0;
+	uint8_t *res, *want, *got;
+
+	res = mmap(NULL, len + slack, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return -errno;
+	want = slack ? (uint8_t *)(((uintptr_t)res + slack - 1) &
+				   ~(uintptr_t)(slack - 1))
+		     : res;
+	got = mmap(want, len, prot, flags | MAP_FIXED, fd, 0);
+	if (got == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(res, len + slack);
+		return err;
+	}
+	/* Give back the slack on both sides of the aligned mapping. */
+	if (want > res)
+		munmap(res, (size_t)(want - res));
+	if (res + len + slack > want + len)
+		munmap(want + len, (size_t)(res + len + slack - (want + len)));
+	ns->map = ns->base = got;
+	ns->map_len = len;
+	return 0;
+}
+
+static struct ntm_ns *ns_alloc(const char *path)
+{
+	struct ntm_ns *ns = calloc(1, sizeof(*ns));
+
+	if (ns) {
+		ns->path = strdup(path ? path : "");
+		if (!ns->path) {
+			free(ns);
+			ns = NULL;
+		}
+	}
+	return ns;
+}
+
+static void ns_free(struct ntm_ns *ns)
+{
+	free(ns->path);
+	free(ns);
+}
+
+/*
+ * A read-only mapping cannot ask for MAP_SYNC, so a file opened read-only
+ * is recognised as DAX from its statx() attribute (Linux 5.8 and later).
+ */
+static bool file_is_dax(int fd)
+{
+#if defined(STATX_ATTR_DAX)
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, 0, &stx) == 0)
+		return stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_DAX;
+#else
+	(void)fd;
+#endif
+	return false;
+}
+
+/* Size and alignment of a devdax device from /sys/dev/char/MAJ:MIN/. */
+static int devdax_geometry(const char *path, dev_t rdev, size_t *size,
+			   size_t *align)
+{
+	char sys[128], link[256];
+	uint64_t v;
+	ssize_t n;
+	int ret;
+
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/subsystem",
+		 major(rdev), minor(rdev));
+	n = readlink(sys, link, sizeof(link) - 1);
+	if (n < 0 || (link[n] = '\0', !strstr(link, "dax")))
+		return ntm_error(-EINVAL, "path '%s': a character device, but "
+				 "not a dax device", path);
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/size", major(rdev),
+		 minor(rdev));
+	ret = sysfs_read_u64(sys, &v);
+	if (ret)
+		return ntm_error(ret, "path '%s': cannot read %s", path, sys);
+	*size = v;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/align", major(rdev),
+		 minor(rdev));
+	*align = sysfs_read_u64(sys, &v) == 0 && is_pow2(v) ? v : HUGE_2M;
+	return 0;
+}
+
+int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
+{
+	bool ro = flags & NTM_NS_READONLY;
+	int prot = PROT_READ | (ro ? 0 : PROT_WRITE);
+	struct ntm_ns *ns;
+	struct stat st;
+	size_t size = 0, align = PAGE;
+	int fd, ret;
+
+	if (!out || !path || !*path)
+		return ntm_error(-EINVAL, "path: none given");
+	if (flags & ~NTM_NS_READONLY)
+		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
+	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -EISDIR)
+			return ntm_error(ret, "path '%s': a directory", path);
+		return ntm_error(ret, "path '%s': cannot open%s", path,
+				 ro ? "" : " for writing");
+	}
+	if (fstat(fd, &st)) {
+		ret = ntm_error(-errno, "path '%s': cannot stat", path);
+		goto out_close;
+	}
+	if (S_ISCHR(st.st_mode)) {
+		ret = devdax_geometry(path, st.st_rdev, &size, &align);
+		if (ret)
+			goto out_close;
+	} else if (S_ISREG(st.st_mode)) {
+		size = (size_t)st.st_size;
+	} else {
+		ret = ntm_error(-EINVAL, "path '%s': neither a dax device nor a "
+				"regular file", path);
+		goto out_close;
+	}
+	if (size == 0 || size % PAGE) {
+		ret = ntm_error(-EINVAL, "path '%s': size %zu is not a non-zero "
+				"multiple of %u", path, size, PAGE);
+		goto out_close;
+	}
+	if (size % align) {
+		ret = ntm_error(-EINVAL, "path '%s': size %zu is not a multiple "
+				"of its alignment %zu", path, size, align);
+		goto out_close;
+	}
+
+	ns = ns_alloc(path);
+	if (!ns) {
+		ret = ntm_error(-ENOMEM, "path '%s': no memory", path);
+		goto out_close;
+	}
+	ns->size = size;
+	ns->readonly = ro;
+	if (S_ISCHR(st.st_mode)) {
+		ns->kind = NTM_NS_DEVDAX;
+		ret = map_aligned(ns, fd, size, align, prot, MAP_SHARED);
+	} else {
+		/*
+		 * MAP_SYNC succeeds only on a DAX file system: then the
+		 * mapping is the media and CPU write-back makes data durable
+		 * (fsdax). Anywhere else the kernel refuses it and an
+		 * ordinary shared mapping needs msync().
+		 */
+		size_t dax_align = size % HUGE_2M ? PAGE : HUGE_2M;
+
+		ns->kind = NTM_NS_FSDAX;
+		if (ro)
+			ret = file_is_dax(fd) ? map_aligned(ns, fd, size, dax_align,
+							    prot, MAP_SHARED)
+					      : -EOPNOTSUPP;
+		else
+			ret = map_aligned(ns, fd, size, dax_align, prot,
+					  MAP_SHARED_VALIDATE | MAP_SYNC);
+		if (ret == 0) {
+			align = dax_align;
+		} else {
+			ns->kind = NTM_NS_FILE;
+			ret = map_aligned(ns, fd, size, align, prot, MAP_SHARED);
+		}
+	}
+	if (ret) {
+		ret = ntm_error(ret, "path '%s': cannot map %zu bytes", path, size);
+		ns_free(ns);
+		goto out_close;
+	}
+	ns->align = align;
+	*out = ns;
+	ret = 0;
+out_close:
+	close(fd);
+	return ret;
+}
+
+int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
+		  size_t align, unsigned flags)
+{
+	struct ntm_ns *ns;
+	int fd, ret;
+
+	if (!out || !path || !*path)
+		return ntm_error(-EINVAL, "path: none given");
+	if (flags & ~NTM_NS_TEMPORARY)
+		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
+	if (!is_pow2(align) || align < PAGE)
+		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
+				 "least %u", align, PAGE);
+	if (size == 0 || size % align)
+		return ntm_error(-EINVAL, "size %zu: not a non-zero multiple of "
+				 "the alignment %zu", size, align);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ntm_error(-errno, "path '%s': cannot create", path);
+	/* Sparse: no block is allocated until it is written. */
+	if (ftruncate(fd, (off_t)size)) {
+		ret = ntm_error(-errno, "path '%s': cannot grow to %zu bytes",
+				path, size);
+		goto out_unlink;
+	}
+	ns = ns_alloc(path);
+	if (!ns) {
+		ret = ntm_error(-ENOMEM, "path '%s': no memory", path);
+		goto out_unlink;
+	}
+	ns->size = size;
+	ns->align = align;
+	ns->kind = NTM_NS_FSDAX;
+	ret = map_aligned(ns, fd, size, align, PROT_READ | PROT_WRITE,
+			  MAP_SHARED_VALIDATE | MAP_SYNC);
+	if (ret) {
+		ns->kind = NTM_NS_FILE;
+		ret = map_aligned(ns, fd, size, align, PROT_READ | PROT_WRITE,
+				  MAP_SHARED);
+	}
+	if (ret) {
+		ret = ntm_error(ret, "path '%s': cannot map %zu bytes", path, size);
+		ns_free(ns);
+		goto out_unlink;
+	}
+	close(fd);
+	if (flags & NTM_NS_TEMPORARY)
+		unlink(path);
+	*out = ns;
+	return 0;
+
+out_unlink:
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+int ntm_ns_anon(struct ntm_ns **out, size_t size, size_t align)
+{
+	struct ntm_ns *ns;
+	int ret;
+
+	if (!out)
+		return ntm_error(-EINVAL, "ns: NULL");
+	if (!is_pow2(align) || align < PAGE)
+		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
+				 "least %u", align, PAGE);
+	if (size == 0 || size % align)
+		return ntm_error(-EINVAL, "size %zu: not a non-zero multiple of "
+				 "the alignment %zu", size, align);
+	ns = ns_alloc(NULL);
+	if (!ns)
+		return ntm_error(-ENOMEM, "anonymous namespace: no memory");
+	ns->size = size;
+	ns->align = align;
+	ns->kind = NTM_NS_ANON;
+	ret = map_aligned(ns, -1, size, align, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+	if (ret) {
+		ns_free(ns);
+		return ntm_error(ret, "size %zu: cannot map anonymous memory", size);
+	}
+	*out = ns;
+	return 0;
+}
+
+void ntm_ns_close(struct ntm_ns *ns)
+{
+	if (!ns)
+		return;
+	munmap(ns->map, ns->map_len);
+	ns_free(ns);
+}
+
+void *ntm_ns_base(const struct ntm_ns *ns)
+{
+	return ns->base;
+}
+
+size_t ntm_ns_size(const struct ntm_ns *ns)
+{
+	return ns->size;
+}
+
+size_t ntm_ns_align(const struct ntm_ns *ns)
+{
+	return ns->align;
+}
+
+enum ntm_ns_kind ntm_ns_kind(const struct ntm_ns *ns)
+{
+	return ns->kind;
+}
+
+const char *ntm_ns_path(const struct ntm_ns *ns)
+{
+	return ns->path;
+}
+
+const char *ntm_ns_kind_name(enum ntm_ns_kind kind)
+{
+	switch (kind) {
+	case NTM_NS_DEVDAX:
+		return "devdax";
+	case NTM_NS_FSDAX:
+		return "fsdax";
+	case NTM_NS_FILE:
+		return "file";
+	case NTM_NS_ANON:
+		return "anon";
+	}
+	return "unknown";
+}
+
+bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
+{
+	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX;
+}
+
+int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p, base = (uintptr_t)ns->base;
+
+	if (a < base || n > ns->size || a - base > ns->size - n)
+		return ntm_error(-EINVAL, "range %p+%zu: outside the namespace",
+				 p, n);
+	if (ns->readonly || n == 0)
+		return 0;
+	if (ns->kind == NTM_NS_FILE) {
+		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
+
+		if (msync((void *)start, a + n - start, MS_SYNC))
+			return ntm_error(-errno, "range %p+%zu: msync failed", p, n);
+		return 0;
+	}
+	ntm_flush_lines(p, n);
+	/* Orders the write-backs before the caller's next store. */
+	ntm_arch_drain();
+	return 0;
+}
