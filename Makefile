@@ -3,9 +3,9 @@
 # A thin front end to meson; the build itself is described in meson.build.
 #
 #   make          build into build/
-#   make demo     build, then run the main experiment
+#   make demo     build, then run the main experiment (bench memmap)
 #   make check    build and run every test (also under ASan/UBSan)
-#   make bench    the full copy benchmark, as CSV + table + plot in bench/out/
+#   make bench    every benchmark, tables + CSV + plot in bench/out/
 #   make install  install into PREFIX (default /usr/local)
 
 BUILD      ?= build
@@ -29,10 +29,11 @@ $(BUILD_SAN)/build.ninja:
 	meson setup $(BUILD_SAN) -Dwerror=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
 
+# The seeds' experiment: memmap init of an emulated 100 GiB namespace.
 demo: all
 	scripts/install-deps.sh bench
 	$(NTMEM) info
-	$(NTMEM) bench copy --quick
+	$(NTMEM) bench memmap
 
 check: check-default check-sanitize
 	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN)
@@ -50,8 +51,10 @@ bench: all
 	mkdir -p bench/out
 	$(NTMEM) bench copy --csv > bench/out/copy.csv
 	$(NTMEM) bench copy --sizes 64,80,96 --total 1600m --align 0 | tee bench/out/copy-descriptors.txt
+	$(NTMEM) bench memmap | tee bench/out/memmap.txt
+	$(NTMEM) bench memmap --threads 2 --strategy fixed | tee bench/out/memmap-2threads.txt
 	gnuplot -e "csv='bench/out/copy.csv'; out='bench/out/copy.png'" bench/plot-copy.gp
-	@echo "wrote bench/out/copy.csv, bench/out/copy-descriptors.txt, bench/out/copy.png"
+	@echo "wrote bench/out/: copy.csv, copy.png, copy-descriptors.txt, memmap.txt, memmap-2threads.txt"
 
 install: all
 	meson install -C $(BUILD)

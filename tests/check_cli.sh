@@ -6,33 +6,9 @@
 # The benchmark runs are tiny: this checks the command, not the speed.
 set -u
 ntmem=$1
-fail=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-
-ok() { echo "ok - $1"; }
-bad() { echo "not ok - $1"; fail=1; }
-
-# expect STATUS DESCRIPTION CMD...: run, compare the exit status.
-expect() {
-	want=$1 what=$2
-	shift 2
-	"$@" >"$out" 2>"$err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok "$what"; else
-		bad "$what: exit $got, expected $want"; sed 's/^/# /' "$err"; fi
-}
-
-# err_names TEXT DESCRIPTION: stderr of the last command contains TEXT.
-err_names() {
-	if grep -q -- "$1" "$err"; then ok "$2"; else
-		bad "$2: stderr lacks '$1'"; sed 's/^/# /' "$err"; fi
-}
-
-json_ok() {
-	if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out" 2>"$err"; then
-		ok "$1"; else bad "$1: not JSON"; sed 's/^/# /' "$err"; fi
-}
+# ok, bad, expect, err_names, json_ok; $out, $err; fail
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
 
 expect 0 "--help" "$ntmem" --help
 grep -q "bench copy" "$out" && ok "--help lists bench copy" || bad "--help lists bench copy"

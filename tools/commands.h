@@ -8,6 +8,7 @@
 
 int cmd_info(int argc, char **argv);
 int cmd_bench_copy(int argc, char **argv);
+int cmd_bench_memmap(int argc, char **argv);
 
 /*
  * Print "ntmem CMD: invalid OPTION 'VALUE': expected WHAT (-EINVAL)" to

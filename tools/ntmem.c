@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	  "CPU features, chosen copy variant, write-back instruction" },
 	{ "bench", "copy", cmd_bench_copy,
 	  "copy throughput against glibc, PMDK and the streaming limit" },
+	{ "bench", "memmap", cmd_bench_memmap,
+	  "memmap init time of a namespace, the seeds' experiment" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

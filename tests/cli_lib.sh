@@ -1,0 +1,36 @@
+# shellcheck shell=sh disable=SC2034 # fail, out and err are for the caller
+# SPDX-License-Identifier: MIT
+#
+# cli_lib.sh - helpers for the shell checks of the ntmem command, sourced
+# by check_cli.sh and check_cli_memmap.sh (after `set -u`). Each check
+# prints "ok - ..." or "not ok - ..." and sets fail=1 on the first failure;
+# the script ends with `exit $fail`. $out and $err hold the last command's
+# stdout and stderr and are removed on exit.
+
+fail=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+ok() { echo "ok - $1"; }
+bad() { echo "not ok - $1"; fail=1; }
+
+# expect STATUS DESCRIPTION CMD...: run, compare the exit status.
+expect() {
+	want=$1 what=$2
+	shift 2
+	"$@" >"$out" 2>"$err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$what"; else
+		bad "$what: exit $got, expected $want"; sed 's/^/# /' "$err"; fi
+}
+
+# err_names TEXT DESCRIPTION: stderr of the last command contains TEXT.
+err_names() {
+	if grep -q -- "$1" "$err"; then ok "$2"; else
+		bad "$2: stderr lacks '$1'"; sed 's/^/# /' "$err"; fi
+}
+
+json_ok() {
+	if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out" 2>"$err"; then
+		ok "$1"; else bad "$1: not JSON"; sed 's/^/# /' "$err"; fi
+}

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_ns.c - namespaces (ntmem/ns.h): anonymous memory and files.
+ *
+ * A namespace is what the memmap and the durable copies are built on, so
+ * its geometry and its idea of durability must be right before anything
+ * above it can be:
+ *
+ *   anon_*      size, alignment (the base is aligned to 4 KiB, 2 MiB and
+ *               1 GiB as asked), kind, path "", not CPU-durable, every
+ *               byte writable; bad size and alignment.
+ *   create_*    ntm_ns_create() in a fresh mkdtemp() directory under /tmp:
+ *               the file is sparse, size/align/kind/path are reported, the
+ *               kind (fsdax on a DAX file system, file elsewhere) agrees
+ *               with ntm_ns_cpu_durable(), data written through the mapping
+ *               and ntm_ns_persist()ed is what pread() finds in the file;
+ *               NTM_NS_TEMPORARY unlinks it; an existing path is -EEXIST
+ *               and left alone; bad size / alignment are -EINVAL and create
+ *               nothing.
+ *   open_*      ntm_ns_open() of a file written with pwrite(); every error
+ *               the header lists: -ENOENT, -EISDIR, -EINVAL (empty, not a
+ *               page multiple, a FIFO, a character device that is not
+ *               dax, unknown flags), -EACCES for a read-only file without
+ *               NTM_NS_READONLY (as root, which bypasses file permissions,
+ *               checked in a child that drops to an unprivileged user, or
+ *               skipped when it cannot); NTM_NS_READONLY maps it and
+ *               persist is a no-op.
+ *   persist_*   ranges outside the namespace, including ones whose end
+ *               wraps around the address space, are -EINVAL.
+ *   errmsg_*    messages name the path or the argument, and are per thread.
+ *
+ * Every failing call starts with *ns set to a sentinel that must survive.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ntmem.h>
+#include "testutil.h"
+
+#define MiB ((size_t)1 << 20)
+#define GiB ((size_t)1 << 30)
+#define PG ((size_t)4096)
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+#define NS_SENTINEL ((struct ntm_ns *)(uintptr_t)0x5e17e1)
+
+/* The fresh directory every file test works in (group setup/teardown). */
+static char dir[64];
+
+static void path_in_dir(char *out, size_t n, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+static int dir_setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/ntmem-test-ns-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Remove what the tests left (they clean up, unless one failed midway). */
+static int dir_teardown(void **state)
+{
+	static const char *const names[] = {
+		"sparse", "temporary", "existing", "bad-size", "bad-align",
+		"small-align", "written", "empty", "odd-size", "fifo",
+		"readonly", "subdir",
+	};
+	char path[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		path_in_dir(path, sizeof(path), names[i]);
+		if (unlink(path) && errno == EISDIR)
+			rmdir(path);
+		rmdir(path);
+	}
+	return rmdir(dir) ? -1 : 0;
+}
+
+/* Write @n pseudo-random bytes from @seed into a new file at @path. */
+static void write_file(const char *path, size_t n, uint64_t seed, mode_t mode)
+{
+	unsigned char *buf = malloc(n ? n : 1);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+
+	assert_non_null(buf);
+	if (fd < 0)
+		fail_msg("cannot create %s: %s", path, strerror(errno));
+	tu_fill_random(buf, n, seed);
+	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
+	close(fd);
+	free(buf);
+}
+
+/* The file's bytes [off, off + n) equal @want. */
+static void check_file_bytes(const char *path, size_t off,
+			     const unsigned char *want, size_t n)
+{
+	unsigned char *buf = malloc(n);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t at;
+
+	assert_non_null(buf);
+	if (fd < 0)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+	at = tu_first_diff(buf, want, n);
+	if (at != n)
+		fail_msg("%s: byte %zu of the file is 0x%02x, the mapping wrote "
+			 "0x%02x", path, off + at, buf[at], want[at]);
+	free(buf);
+}
+
+static void check_errmsg_has(const char *text, const char *what)
+{
+	const char *msg = ntm_errmsg();
+
+	if (!msg || !*msg || !strstr(msg, text))
+		fail_msg("%s: ntm_errmsg() '%s' lacks '%s'", what,
+			 msg ? msg : "(null)", text);
+}
+
+/* ntm_ns_open(@path, @flags) must fail with @err and name @path. */
+static void expect_open_error(const char *path, unsigned flags, int err,
+			      const char *what)
+{
+	struct ntm_ns *ns = NS_SENTINEL;
+	int ret = ntm_ns_open(&ns, path, flags);
+
+	if (ret != err)
+		fail_msg("%s: ntm_ns_open('%s', 0x%x) returned %d (%s), "
+			 "expected %d (%s)", what, path, flags, ret,
+			 strerror(-ret), err, strerror(-err));
+	if (ns != NS_SENTINEL)
+		fail_msg("%s: *ns written on failure", what);
+	check_errmsg_has(path, what);
+}
+
+/* --- anonymous ---------------------------------------------------------- */
+
+static void test_anon_geometry(void **state)
+{
+	static const struct {
+		size_t size, align;
+	} cases[] = {
+		{ PG, PG }, { 64 * MiB + PG, PG }, { 2 * MiB, 2 * MiB },
+		{ 64 * MiB, 2 * MiB }, { GiB, GiB },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ntm_ns *ns = NULL;
+		unsigned char *base;
+		size_t size = cases[i].size;
+
+		assert_int_equal(ntm_ns_anon(&ns, size, cases[i].align), 0);
+		base = ntm_ns_base(ns);
+		assert_non_null(base);
+		if ((uintptr_t)base % cases[i].align)
+			fail_msg("anon %zu bytes, align %zu: base %p is not "
+				 "aligned", size, cases[i].align, (void *)base);
+		assert_int_equal(ntm_ns_size(ns), size);
+		assert_int_equal(ntm_ns_align(ns), cases[i].align);
+		assert_int_equal(ntm_ns_kind(ns), NTM_NS_ANON);
+		assert_string_equal(ntm_ns_path(ns), "");
+		assert_false(ntm_ns_cpu_durable(ns));
+		/* Zeroed, writable at both ends and in the middle. */
+		assert_int_equal(base[0], 0);
+		assert_int_equal(base[size - 1], 0);
+		base[0] = 1;
+		base[size / 2] = 2;
+		base[size - 1] = 3;
+		/*
+		 * Persist only orders the stores. (Not the whole GiB: a
+		 * write-back of a page never touched faults it in.)
+		 */
+		assert_int_equal(ntm_ns_persist(ns, base, MIN(size, 4 * MiB)), 0);
+		assert_int_equal(ntm_ns_persist(ns, base + size - 1, 1), 0);
+		assert_int_equal(base[0] + base[size / 2] + base[size - 1], 6);
+		ntm_ns_close(ns);
+	}
+	ntm_ns_close(NULL);
+}
+
+static void test_anon_bad(void **state)
+{
+	static const struct {
+		size_t size, align;
+		const char *names;
+	} cases[] = {
+		{ 64 * MiB, 3 * PG, "align" },	/* not a power of two */
+		{ 64 * MiB, 0, "align" },
+		{ 64 * MiB, 2048, "align" },	/* below the page size */
+		{ 0, PG, "size" },
+		{ PG + 1, PG, "size" },
+		{ 3 * MiB, 2 * MiB, "size" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ntm_ns *ns = NS_SENTINEL;
+		char what[64];
+
+		snprintf(what, sizeof(what), "anon size %zu align %zu",
+			 cases[i].size, cases[i].align);
+		assert_int_equal(ntm_ns_anon(&ns, cases[i].size, cases[i].align),
+				 -EINVAL);
+		assert_ptr_equal(ns, NS_SENTINEL);
+		check_errmsg_has(cases[i].names, what);
+	}
+	assert_int_equal(ntm_ns_anon(NULL, PG, PG), -EINVAL);
+}
+
+/* --- create ------------------------------------------------------------- */
+
+static void test_create_sparse(void **state)
+{
+	static const size_t aligns[] = { PG, 2 * MiB };
+	char path[128];
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "sparse");
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		size_t size = 64 * MiB, align = aligns[i];
+		size_t offs[] = { 0, PG - 7, 5 * MiB + 123, size - 300 };
+		unsigned char data[300];
+		struct ntm_ns *ns = NULL;
+		unsigned char *base;
+		struct stat st;
+		int ret;
+
+		ret = ntm_ns_create(&ns, path, size, align, 0);
+		if (ret)
+			fail_msg("ntm_ns_create(%s): %d %s", path, ret,
+				 ntm_errmsg());
+		base = ntm_ns_base(ns);
+		assert_int_equal(ntm_ns_size(ns), size);
+		assert_int_equal(ntm_ns_align(ns), align);
+		assert_int_equal((uintptr_t)base % align, 0);
+		assert_string_equal(ntm_ns_path(ns), path);
+		assert_true(ntm_ns_kind(ns) == NTM_NS_FILE ||
+			    ntm_ns_kind(ns) == NTM_NS_FSDAX);
+		assert_int_equal(ntm_ns_cpu_durable(ns),
+				 ntm_ns_kind(ns) == NTM_NS_FSDAX);
+
+		/* The file exists at full length, with no block allocated. */
+		assert_int_equal(stat(path, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal((size_t)st.st_size, size);
+		if ((unsigned long long)st.st_blocks * 512 > 64 * 1024)
+			fail_msg("%s: %lld bytes allocated right after create: "
+				 "not sparse", path,
+				 (long long)st.st_blocks * 512);
+
+		/* Through the mapping, persisted, into the file. */
+		for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); o++) {
+			tu_fill_random(data, sizeof(data), 0x5eed + o + 16 * i);
+			memcpy(base + offs[o], data, sizeof(data));
+			assert_int_equal(ntm_ns_persist(ns, base + offs[o],
+							sizeof(data)), 0);
+			check_file_bytes(path, offs[o], data, sizeof(data));
+		}
+		assert_int_equal(ntm_ns_persist(ns, base, size), 0);
+		/* Still sparse: only the pages written. */
+		assert_int_equal(stat(path, &st), 0);
+		if ((unsigned long long)st.st_blocks * 512 >
+		    64 * 1024 + 8 * 2 * MiB)
+			fail_msg("%s: %lld bytes allocated after writing 5 pages",
+				 path, (long long)st.st_blocks * 512);
+		ntm_ns_close(ns);
+		/* The data outlives the mapping. */
+		check_file_bytes(path, offs[3], data, sizeof(data));
+		assert_int_equal(unlink(path), 0);
+	}
+}
+
+static void test_create_temporary(void **state)
+{
+	struct ntm_ns *ns = NULL;
+	unsigned char *base;
+	char path[128];
+	struct stat st;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "temporary");
+	assert_int_equal(ntm_ns_create(&ns, path, 4 * MiB, 2 * MiB,
+				       NTM_NS_TEMPORARY), 0);
+	if (stat(path, &st) == 0 || errno != ENOENT)
+		fail_msg("%s: still there after NTM_NS_TEMPORARY", path);
+	/* The mapping outlives the name. */
+	base = ntm_ns_base(ns);
+	memset(base, 0x77, PG);
+	base[4 * MiB - 1] = 0x66;
+	assert_int_equal(ntm_ns_persist(ns, base, 4 * MiB), 0);
+	assert_int_equal(base[PG - 1] + base[4 * MiB - 1], 0x77 + 0x66);
+	assert_string_equal(ntm_ns_path(ns), path);
+	ntm_ns_close(ns);
+	/* The name is free again. */
+	assert_int_equal(ntm_ns_create(&ns, path, PG, PG, NTM_NS_TEMPORARY), 0);
+	ntm_ns_close(ns);
+}
+
+static void test_create_bad(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t size, align;
+		unsigned flags;
+		const char *names;
+	} cases[] = {
+		{ "bad-size", 3 * MiB, 2 * MiB, 0, "size" },
+		{ "bad-size", 0, PG, 0, "size" },
+		{ "bad-size", PG + 512, PG, 0, "size" },
+		{ "bad-align", 12 * PG, 3 * PG, 0, "align" },
+		{ "bad-align", 64 * MiB, 0, 0, "align" },
+		{ "small-align", 64 * MiB, 2048, 0, "align" },
+		{ "bad-size", 64 * MiB, PG, 1u << 7, "flags" },
+		{ "bad-size", 64 * MiB, PG, NTM_NS_READONLY, "flags" },
+	};
+	unsigned char content[PG];
+	char path[128];
+	struct stat st;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ntm_ns *ns = NS_SENTINEL;
+		char what[96];
+
+		path_in_dir(path, sizeof(path), cases[i].name);
+		snprintf(what, sizeof(what), "create size %zu align %zu flags "
+			 "0x%x", cases[i].size, cases[i].align, cases[i].flags);
+		assert_int_equal(ntm_ns_create(&ns, path, cases[i].size,
+					       cases[i].align, cases[i].flags),
+				 -EINVAL);
+		assert_ptr_equal(ns, NS_SENTINEL);
+		check_errmsg_has(cases[i].names, what);
+		/* Nothing was created. */
+		if (stat(path, &st) == 0 || errno != ENOENT)
+			fail_msg("%s: left a file behind", what);
+	}
+
+	/* An existing file: -EEXIST, named, and neither removed nor cut. */
+	path_in_dir(path, sizeof(path), "existing");
+	write_file(path, PG, 0xe815, 0600);
+	{
+		struct ntm_ns *ns = NS_SENTINEL;
+
+		assert_int_equal(ntm_ns_create(&ns, path, 64 * MiB, PG, 0),
+				 -EEXIST);
+		assert_ptr_equal(ns, NS_SENTINEL);
+		check_errmsg_has(path, "create on an existing file");
+		assert_int_equal(ntm_ns_create(&ns, path, 64 * MiB, PG,
+					       NTM_NS_TEMPORARY), -EEXIST);
+		assert_ptr_equal(ns, NS_SENTINEL);
+	}
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, PG);
+	tu_fill_random(content, PG, 0xe815);
+	check_file_bytes(path, 0, content, PG);
+	assert_int_equal(unlink(path), 0);
+
+	/* No path. */
+	{
+		struct ntm_ns *ns = NS_SENTINEL;
+
+		assert_int_equal(ntm_ns_create(&ns, NULL, PG, PG, 0), -EINVAL);
+		assert_int_equal(ntm_ns_create(&ns, "", PG, PG, 0), -EINVAL);
+		assert_ptr_equal(ns, NS_SENTINEL);
+		check_errmsg_has("path", "create without a path");
+	}
+}
+
+/* --- open --------------------------------------------------------------- */
+
+static void test_open_file(void **state)
+{
+	static const size_t sizes[] = { PG, 3 * PG, 4 * MiB };
+	char path[128];
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "written");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i];
+		unsigned char *want = malloc(size);
+		struct ntm_ns *ns = NULL;
+		unsigned char *base;
+		size_t at;
+		int ret;
+
+		assert_non_null(want);
+		write_file(path, size, 0x0fe + i, 0600);
+		tu_fill_random(want, size, 0x0fe + i);
+		ret = ntm_ns_open(&ns, path, 0);
+		if (ret)
+			fail_msg("ntm_ns_open(%s): %d %s", path, ret, ntm_errmsg());
+		base = ntm_ns_base(ns);
+		assert_int_equal(ntm_ns_size(ns), size);
+		assert_string_equal(ntm_ns_path(ns), path);
+		/* Page alignment; 2 MiB only for a DAX file of 2 MiB pages. */
+		if (ntm_ns_kind(ns) == NTM_NS_FSDAX) {
+			assert_true(ntm_ns_cpu_durable(ns));
+			assert_int_equal(ntm_ns_align(ns),
+					 size % (2 * MiB) ? PG : 2 * MiB);
+		} else {
+			assert_int_equal(ntm_ns_kind(ns), NTM_NS_FILE);
+			assert_false(ntm_ns_cpu_durable(ns));
+			assert_int_equal(ntm_ns_align(ns), PG);
+		}
+		assert_int_equal((uintptr_t)base % ntm_ns_align(ns), 0);
+		/* The mapping shows the file... */
+		at = tu_first_diff(base, want, size);
+		if (at != size)
+			fail_msg("%s: mapping byte %zu differs from the file",
+				 path, at);
+		/* ...and the file what is written and persisted through it. */
+		for (size_t j = 100; j < size; j += PG) {
+			want[j] = (unsigned char)~want[j];
+			base[j] = want[j];
+		}
+		assert_int_equal(ntm_ns_persist(ns, base, size), 0);
+		check_file_bytes(path, 0, want, size);
+		ntm_ns_close(ns);
+		free(want);
+		assert_int_equal(unlink(path), 0);
+	}
+}
+
+static void test_open_errors(void **state)
+{
+	char path[128];
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "missing");
+	expect_open_error(path, 0, -ENOENT, "missing path");
+	expect_open_error(path, NTM_NS_READONLY, -ENOENT, "missing path, ro");
+
+	path_in_dir(path, sizeof(path), "subdir");
+	assert_int_equal(mkdir(path, 0700), 0);
+	expect_open_error(path, 0, -EISDIR, "a directory");
+	assert_int_equal(rmdir(path), 0);
+
+	path_in_dir(path, sizeof(path), "empty");
+	write_file(path, 0, 1, 0600);
+	expect_open_error(path, 0, -EINVAL, "an empty file");
+	expect_open_error(path, NTM_NS_READONLY, -EINVAL, "an empty file, ro");
+	assert_int_equal(unlink(path), 0);
+
+	path_in_dir(path, sizeof(path), "odd-size");
+	write_file(path, PG + 1, 2, 0600);
+	expect_open_error(path, 0, -EINVAL, "size not a page multiple");
+	assert_int_equal(unlink(path), 0);
+	write_file(path, 100, 3, 0600);
+	expect_open_error(path, 0, -EINVAL, "size below a page");
+	assert_int_equal(unlink(path), 0);
+
+	/* Opened read-write without blocking, but not mappable. */
+	path_in_dir(path, sizeof(path), "fifo");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	expect_open_error(path, 0, -EINVAL, "a FIFO");
+	assert_int_equal(unlink(path), 0);
+
+	/* A character device, but not a dax one. */
+	if (access("/dev/null", R_OK | W_OK) == 0)
+		expect_open_error("/dev/null", 0, -EINVAL, "/dev/null");
+
+	/* Unknown flags; NTM_NS_TEMPORARY is for create only. */
+	{
+		struct ntm_ns *ns = NS_SENTINEL;
+
+		assert_int_equal(ntm_ns_open(&ns, "/dev/null", NTM_NS_TEMPORARY),
+				 -EINVAL);
+		check_errmsg_has("flags", "open with NTM_NS_TEMPORARY");
+		assert_int_equal(ntm_ns_open(&ns, "/dev/null", 1u << 9), -EINVAL);
+		check_errmsg_has("flags", "open with unknown flags");
+		assert_int_equal(ntm_ns_open(&ns, NULL, 0), -EINVAL);
+		assert_int_equal(ntm_ns_open(&ns, "", 0), -EINVAL);
+		check_errmsg_has("path", "open without a path");
+		assert_ptr_equal(ns, NS_SENTINEL);
+	}
+}
+
+/*
+ * As root, in a child that becomes "nobody": the file is given to that
+ * user with mode 0400. Exit status: 0 as expected, 77 cannot drop
+ * privileges, 1 read-write open not -EACCES, 2 read-only open failed.
+ */
+static int readonly_as_nobody(const char *path)
+{
+	const uid_t nobody = 65534;
+	pid_t pid;
+	int status;
+
+	if (chown(path, nobody, nobody) || chmod(dir, 0711))
+		return 77;
+	pid = fork();
+	if (pid < 0)
+		return 77;
+	if (pid == 0) {
+		struct ntm_ns *ns = NULL;
+
+		if (setgroups(0, NULL) || setgid(nobody) || setuid(nobody) ||
+		    geteuid() != nobody)
+			_exit(77);
+		if (ntm_ns_open(&ns, path, 0) != -EACCES)
+			_exit(1);
+		if (ntm_ns_open(&ns, path, NTM_NS_READONLY) != 0)
+			_exit(2);
+		ntm_ns_close(ns);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 3;
+	chmod(dir, 0700);
+	return WEXITSTATUS(status);
+}
+
+static void test_open_readonly(void **state)
+{
+	unsigned char want[2 * PG];
+	struct ntm_ns *ns = NULL;
+	unsigned char *base;
+	char path[128];
+	int ret;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "readonly");
+	write_file(path, sizeof(want), 0x40, 0400);
+	tu_fill_random(want, sizeof(want), 0x40);
+
+	/* Read-only mapping: the data, and persist is a no-op. */
+	ret = ntm_ns_open(&ns, path, NTM_NS_READONLY);
+	if (ret)
+		fail_msg("ntm_ns_open(%s, NTM_NS_READONLY): %d %s", path, ret,
+			 ntm_errmsg());
+	base = ntm_ns_base(ns);
+	assert_int_equal(ntm_ns_size(ns), sizeof(want));
+	assert_memory_equal(base, want, sizeof(want));
+	assert_int_equal(ntm_ns_persist(ns, base, sizeof(want)), 0);
+	assert_int_equal(ntm_ns_persist(ns, base + 1, 10), 0);
+	/* The range check still holds. */
+	assert_int_equal(ntm_ns_persist(ns, base, sizeof(want) + 1), -EINVAL);
+	ntm_ns_close(ns);
+
+	if (geteuid() != 0) {
+		expect_open_error(path, 0, -EACCES, "a 0400 file read-write");
+	} else {
+		/* Root ignores the mode bits; an unprivileged child does not. */
+		int st = readonly_as_nobody(path);
+
+		if (st == 1)
+			fail_msg("as nobody: a 0400 file opened read-write "
+				 "without -EACCES");
+		if (st == 2)
+			fail_msg("as nobody: NTM_NS_READONLY open of a 0400 "
+				 "file failed");
+		if (st == 3)
+			fail_msg("as nobody: the child did not exit");
+		assert_int_equal(unlink(path), 0);
+		if (st == 77)
+			skip();
+		return;
+	}
+	assert_int_equal(unlink(path), 0);
+}
+
+/* --- persist ------------------------------------------------------------ */
+
+static void test_persist_range(void **state)
+{
+	struct ntm_ns *ns = NULL;
+	unsigned char *base;
+	uintptr_t b;
+	size_t size = 4 * MiB;
+	char path[128];
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "sparse");
+	/* A file namespace, where persist is an msync() of the pages. */
+	assert_int_equal(ntm_ns_create(&ns, path, size, PG, NTM_NS_TEMPORARY), 0);
+	base = ntm_ns_base(ns);
+	b = (uintptr_t)base;
+
+	/* Inside: the whole, an unaligned middle, the last byte, empty. */
+	assert_int_equal(ntm_ns_persist(ns, base, size), 0);
+	assert_int_equal(ntm_ns_persist(ns, base + 4095, 2), 0);
+	assert_int_equal(ntm_ns_persist(ns, base + size - 1, 1), 0);
+	assert_int_equal(ntm_ns_persist(ns, base + 100, 0), 0);
+
+	{
+		const struct {
+			uintptr_t p;
+			size_t n;
+			const char *what;
+		} out[] = {
+			{ b - 1, 1, "one byte before" },
+			{ b - PG, 2 * PG, "straddling the start" },
+			{ b + size - 1, 2, "straddling the end" },
+			{ b + size, 1, "one byte after" },
+			{ b, size + 1, "one byte too long" },
+			{ b + PG, SIZE_MAX, "SIZE_MAX bytes" },
+			/* p + n wraps to just above base */
+			{ b + PG, (size_t)(UINTPTR_MAX - (b + PG)) + 1 + b + 1,
+			  "end wrapping around" },
+			{ UINTPTR_MAX - 10, 100, "near the top, wrapping" },
+			{ 0, 1, "NULL" },
+		};
+
+		for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+			int ret = ntm_ns_persist(ns, (const void *)out[i].p,
+						 out[i].n);
+
+			if (ret != -EINVAL)
+				fail_msg("persist %s (%#lx + %zu): %d, expected "
+					 "-EINVAL", out[i].what,
+					 (unsigned long)out[i].p, out[i].n, ret);
+			check_errmsg_has("range", out[i].what);
+		}
+	}
+	ntm_ns_close(ns);
+
+	/* The same on anonymous memory. */
+	assert_int_equal(ntm_ns_anon(&ns, size, 2 * MiB), 0);
+	base = ntm_ns_base(ns);
+	assert_int_equal(ntm_ns_persist(ns, base, size), 0);
+	assert_int_equal(ntm_ns_persist(ns, base - 64, 64), -EINVAL);
+	assert_int_equal(ntm_ns_persist(ns, base + size, 64), -EINVAL);
+	assert_int_equal(ntm_ns_persist(ns, base + 64, SIZE_MAX - 63), -EINVAL);
+	ntm_ns_close(ns);
+}
+
+/* --- names and messages ------------------------------------------------- */
+
+static void test_kind_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ntm_ns_kind_name(NTM_NS_DEVDAX), "devdax");
+	assert_string_equal(ntm_ns_kind_name(NTM_NS_FSDAX), "fsdax");
+	assert_string_equal(ntm_ns_kind_name(NTM_NS_FILE), "file");
+	assert_string_equal(ntm_ns_kind_name(NTM_NS_ANON), "anon");
+	assert_string_equal(ntm_ns_kind_name((enum ntm_ns_kind)0), "unknown");
+	assert_string_equal(ntm_ns_kind_name((enum ntm_ns_kind)99), "unknown");
+}
+
+struct msg_thread {
+	char before[256];	/* ntm_errmsg() on entry */
+	char after[256];	/* after its own failure */
+	int ret;
+};
+
+static void *msg_thread_run(void *arg)
+{
+	struct msg_thread *m = arg;
+	struct ntm_ns *ns;
+
+	snprintf(m->before, sizeof(m->before), "%s", ntm_errmsg());
+	m->ret = ntm_ns_anon(&ns, 0, PG);
+	snprintf(m->after, sizeof(m->after), "%s", ntm_errmsg());
+	return NULL;
+}
+
+/* The message is per thread: "" before a failure, not another's. */
+static void test_errmsg_per_thread(void **state)
+{
+	struct msg_thread m;
+	struct ntm_ns *ns;
+	pthread_t t;
+	char path[128];
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "missing");
+	assert_int_equal(ntm_ns_open(&ns, path, 0), -ENOENT);
+	check_errmsg_has(path, "open of a missing file");
+	assert_int_equal(pthread_create(&t, NULL, msg_thread_run, &m), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_string_equal(m.before, "");
+	assert_int_equal(m.ret, -EINVAL);
+	assert_non_null(strstr(m.after, "size"));
+	/* Ours is untouched by the other thread's failure. */
+	check_errmsg_has(path, "after another thread failed");
+	/* A success does not clear it. */
+	assert_int_equal(ntm_ns_anon(&ns, PG, PG), 0);
+	ntm_ns_close(ns);
+	check_errmsg_has(path, "after a success");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_anon_geometry),
+		cmocka_unit_test(test_anon_bad),
+		cmocka_unit_test(test_create_sparse),
+		cmocka_unit_test(test_create_temporary),
+		cmocka_unit_test(test_create_bad),
+		cmocka_unit_test(test_open_file),
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_open_readonly),
+		cmocka_unit_test(test_persist_range),
+		cmocka_unit_test(test_kind_names),
+		cmocka_unit_test(test_errmsg_per_thread),
+	};
+
+	return cmocka_run_group_tests_name("ns", tests, dir_setup, dir_teardown);
+}
