@@ -163,6 +163,34 @@ static int devdax_geometry(const char *path, dev_t rdev, size_t *size,
 	return 0;
 }
 
+/*
+ * Map a regular file. MAP_SYNC succeeds only on a DAX file system: then the
+ * mapping is the media and CPU write-back makes data durable (fsdax, with
+ * @dax_align). Anywhere else the kernel refuses it, and an ordinary shared
+ * mapping needs msync() (file, with @align).
+ */
+static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
+		    size_t dax_align, int prot, bool ro)
+{
+	int ret;
+
+	if (ro)
+		ret = file_is_dax(fd) ? map_aligned(ns, fd, size, dax_align,
+						    prot, MAP_SHARED)
+				      : -EOPNOTSUPP;
+	else
+		ret = map_aligned(ns, fd, size, dax_align, prot,
+				  MAP_SHARED_VALIDATE | MAP_SYNC);
+	if (ret == 0) {
+		ns->kind = NTM_NS_FSDAX;
+		ns->align = dax_align;
+		return 0;
+	}
+	ns->kind = NTM_NS_FILE;
+	ns->align = align;
+	return map_aligned(ns, fd, size, align, prot, MAP_SHARED);
+}
+
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
 	bool ro = flags & NTM_NS_READONLY;
@@ -219,37 +247,18 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 	ns->readonly = ro;
 	if (S_ISCHR(st.st_mode)) {
 		ns->kind = NTM_NS_DEVDAX;
+		ns->align = align;
 		ret = map_aligned(ns, fd, size, align, prot, MAP_SHARED);
 	} else {
-		/*
-		 * MAP_SYNC succeeds only on a DAX file system: then the
-		 * mapping is the media and CPU write-back makes data durable
-		 * (fsdax). Anywhere else the kernel refuses it and an
-		 * ordinary shared mapping needs msync().
-		 */
-		size_t dax_align = size % HUGE_2M ? PAGE : HUGE_2M;
-
-		ns->kind = NTM_NS_FSDAX;
-		if (ro)
-			ret = file_is_dax(fd) ? map_aligned(ns, fd, size, dax_align,
-							    prot, MAP_SHARED)
-					      : -EOPNOTSUPP;
-		else
-			ret = map_aligned(ns, fd, size, dax_align, prot,
-					  MAP_SHARED_VALIDATE | MAP_SYNC);
-		if (ret == 0) {
-			align = dax_align;
-		} else {
-			ns->kind = NTM_NS_FILE;
-			ret = map_aligned(ns, fd, size, align, prot, MAP_SHARED);
-		}
+		/* A DAX file of whole 2 MiB pages can use huge mappings. */
+		ret = map_file(ns, fd, size, PAGE, size % HUGE_2M ? PAGE : HUGE_2M,
+			       prot, ro);
 	}
 	if (ret) {
 		ret = ntm_error(ret, "path '%s': cannot map %zu bytes", path, size);
 		ns_free(ns);
 		goto out_close;
 	}
-	ns->align = align;
 	*out = ns;
 	ret = 0;
 out_close:
@@ -288,15 +297,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		goto out_unlink;
 	}
 	ns->size = size;
-	ns->align = align;
-	ns->kind = NTM_NS_FSDAX;
-	ret = map_aligned(ns, fd, size, align, PROT_READ | PROT_WRITE,
-			  MAP_SHARED_VALIDATE | MAP_SYNC);
-	if (ret) {
-		ns->kind = NTM_NS_FILE;
-		ret = map_aligned(ns, fd, size, align, PROT_READ | PROT_WRITE,
-				  MAP_SHARED);
-	}
+	ret = map_file(ns, fd, size, align, align, PROT_READ | PROT_WRITE, false);
 	if (ret) {
 		ret = ntm_error(ret, "path '%s': cannot map %zu bytes", path, size);
 		ns_free(ns);
