@@ -15,7 +15,8 @@
  * When the linker supports --wrap, the out-of-line ntm_memcpy_nt() and
  * ntm_memcpy_flush() are wrapped with call counters (NTM_TEST_WRAP), which
  * shows which path ran: an aligned destination must cost no call at all,
- * an unaligned one exactly one call to ntm_memcpy_flush(), and a size that
+ * an unaligned one exactly one call to the out-of-line function of the
+ * same contract (ntm_memcpy_nt() or ntm_memcpy_flush()), and a size that
  * is not constant or not a fixed size exactly one call to the matching
  * out-of-line function. Without optimisation (__OPTIMIZE__ undefined),
  * __builtin_constant_p() is false and the front doors always call out.
@@ -173,10 +174,17 @@ static void check_one(size_t n, enum form form, fixed_fn fn, size_t doff,
 #ifdef __OPTIMIZE__
 		folded = true;
 #endif
-		if (!folded && form == DOOR_NT)
-			want_nt = 1;
-		else if (!folded || !inline_ok(n, (uintptr_t)d))
-			want_flush = 1;
+		/*
+		 * Out of line (not folded, or a destination the stores cannot
+		 * take): the function the caller named, nt for the named
+		 * ntm_memcpy_nt_N and the nt door, flush for the flush door.
+		 */
+		if (!folded || !inline_ok(n, (uintptr_t)d)) {
+			if (form == DOOR_FLUSH)
+				want_flush = 1;
+			else
+				want_nt = 1;
+		}
 		if (calls_nt != want_nt || calls_flush != want_flush)
 			fail_msg("%s N=%zu dst%%64=%zu: %lu calls to "
 				 "ntm_memcpy_nt and %lu to ntm_memcpy_flush, "

@@ -22,9 +22,10 @@
  *            fill of the same region with a non-zero pattern by the widest
  *            store this CPU has. 1.00 is as fast as this machine writes.
  *   x_peer   time / time of the best peer (glibc, PMDK) with the same
- *            semantics: nt rows against glibc memcpy and PMDK; flush rows
- *            (and the inline path, which always leaves no dirty line)
- *            against glibc memcpy + ntm_flush and PMDK. Below 1 is faster.
+ *            semantics: nt rows (the inline path through the
+ *            ntm_memcpy_nt() front door among them) against glibc memcpy
+ *            and PMDK; flush rows against glibc memcpy + ntm_flush and
+ *            PMDK. Below 1 is faster.
  *
  * Rows: "inline" is the constant-size path as a default build compiles it
  * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
@@ -185,10 +186,10 @@ static int build_cases(const struct options *o, size_t size,
 #define ADD(...) (cases[n++] = (struct copy_case){ __VA_ARGS__ })
 	ADD(.sem = SEM_LIMIT, .kind = K_LIMIT, .impl = "nt-fill");
 	if (o->want_const && inline_loop_baseline(size))
-		ADD(.sem = SEM_BOTH, .kind = K_INLINE, .impl = "inline",
+		ADD(.sem = SEM_NT, .kind = K_INLINE, .impl = "inline",
 		    .inline_loop = inline_loop_baseline(size));
 	if (o->want_const && inline_loop_avx(size) && avx_usable())
-		ADD(.sem = SEM_BOTH, .kind = K_INLINE, .impl = "inline-avx",
+		ADD(.sem = SEM_NT, .kind = K_INLINE, .impl = "inline-avx",
 		    .inline_loop = inline_loop_avx(size));
 	if (o->want_var) {
 		for (size_t i = 0; i < nv; i++)

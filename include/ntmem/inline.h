@@ -23,11 +23,12 @@
  *                        An odd multiple of 8 ends with one 8-byte MOVNTI.
  *   dst 8-byte aligned   8-byte MOVNTI stores, as the kernel does.
  *   size 4, dst 4-byte aligned: one 4-byte MOVNTI.
- *   anything else        out of line, ntm_memcpy_flush(), which copies the
- *                        unaligned head/tail with ordinary stores and writes
- *                        their lines back.
- * The inline path therefore always leaves no line dirty, so it serves both
- * ntm_memcpy_nt() and ntm_memcpy_flush(). It never fences.
+ *   anything else        out of line, to the function the caller named:
+ *                        ntm_memcpy_nt() (a short unaligned copy is then an
+ *                        ordinary one) or ntm_memcpy_flush() (ordinary
+ *                        stores, lines written back).
+ * Where it stays inline it leaves no line dirty, so it serves both
+ * contracts. It never fences.
  *
  * Only the baseline ISA of the caller's compiler flags is used; no -m flag
  * is needed. Wider vectors are used out of line, chosen at run time.
@@ -112,10 +113,12 @@ ntm_nt_fixed32(unsigned char *d, const unsigned char *s, size_t n)
 /*
  * ntm_memcpy_nt_fixed() - the fixed-size body; @n must satisfy
  * NTM_FIXED_SIZE_OK and be a compile-time constant for the loops to unroll
- * into straight-line stores.
+ * into straight-line stores; @unaligned (a constant too) copies a
+ * destination the stores cannot take.
  */
 static inline __attribute__((always_inline)) void *
-ntm_memcpy_nt_fixed(void *dst, const void *src, size_t n)
+ntm_memcpy_nt_fixed_or(void *dst, const void *src, size_t n,
+		       void *(*unaligned)(void *, const void *, size_t))
 {
 #if NTM_ARCH_HAS_NT_STORES
 	unsigned char *d = (unsigned char *)dst;
@@ -148,13 +151,19 @@ ntm_memcpy_nt_fixed(void *dst, const void *src, size_t n)
 		ntm_arch_stream4(d, s);
 		return dst;
 	}
-	return (ntm_memcpy_flush)(dst, src, n);
+	return unaligned(dst, src, n);
 #else
-	/* No non-temporal store: ordinary copy, then write the lines back. */
-	memcpy(dst, src, n);
-	(ntm_flush)(dst, n);
-	return dst;
+	/* No non-temporal store: the out-of-line copy does what it can. */
+	(void)n;
+	return unaligned(dst, src, n);
 #endif
+}
+
+/* The fixed-size body with the non-temporal contract. */
+static inline __attribute__((always_inline)) void *
+ntm_memcpy_nt_fixed(void *dst, const void *src, size_t n)
+{
+	return ntm_memcpy_nt_fixed_or(dst, src, n, ntm_memcpy_nt);
 }
 
 #ifdef NTM_BUILD_FIXED_TWINS
@@ -189,7 +198,7 @@ static inline __attribute__((always_inline)) void *
 ntm_memcpy_flush_inline(void *dst, const void *src, size_t n)
 {
 	if (__builtin_constant_p(n) && NTM_FIXED_SIZE_OK(n))
-		return ntm_memcpy_nt_fixed(dst, src, n);
+		return ntm_memcpy_nt_fixed_or(dst, src, n, ntm_memcpy_flush);
 	return (ntm_memcpy_flush)(dst, src, n);
 }
 
