@@ -53,8 +53,9 @@ bench: all
 	$(NTMEM) bench copy --sizes 64,80,96 --total 1600m --align 0 | tee bench/out/copy-descriptors.txt
 	$(NTMEM) bench memmap | tee bench/out/memmap.txt
 	$(NTMEM) bench memmap --threads 2 --strategy fixed | tee bench/out/memmap-2threads.txt
+	$(NTMEM) bench blk | tee bench/out/blk.txt
 	gnuplot -e "csv='bench/out/copy.csv'; out='bench/out/copy.png'" bench/plot-copy.gp
-	@echo "wrote bench/out/: copy.csv, copy.png, copy-descriptors.txt, memmap.txt, memmap-2threads.txt"
+	@echo "wrote bench/out/: copy.csv, copy.png, copy-descriptors.txt, memmap.txt, memmap-2threads.txt, blk.txt"
 
 install: all
 	meson install -C $(BUILD)

@@ -17,6 +17,8 @@
 #include <ntmem/variant.h>
 #include <ntmem/ns.h>
 #include <ntmem/memmap.h>
+#include <ntmem/mc.h>
+#include <ntmem/blk.h>
 
 #ifdef __cplusplus
 extern "C" {

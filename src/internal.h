@@ -85,6 +85,13 @@ enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap);
 /* Write back the lines over [p, p+n) with the chosen instruction. */
 void ntm_flush_lines(const void *p, size_t n);
 
+/* --- ns.c --- */
+
+/* True when the namespace has no file to keep state beside (anon, unlinked). */
+bool ntm_ns_is_temporary(const struct ntm_ns *ns);
+/* True when it was opened with NTM_NS_READONLY. */
+bool ntm_ns_is_readonly(const struct ntm_ns *ns);
+
 /* --- error.c --- */
 
 /*

@@ -35,6 +35,7 @@ struct ntm_ns {
 	size_t align;
 	enum ntm_ns_kind kind;
 	bool readonly;
+	bool temporary;		/* created with NTM_NS_TEMPORARY: unlinked */
 	char *path;		/* "" for anonymous memory */
 };
 
@@ -202,7 +203,7 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 
 	if (!out || !path || !*path)
 		return ntm_error(-EINVAL, "path: none given");
-	if (flags & ~NTM_NS_READONLY)
+	if (flags & ~(NTM_NS_READONLY | NTM_NS_EMULATE))
 		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
 	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd < 0) {
@@ -259,6 +260,8 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 		ns_free(ns);
 		goto out_close;
 	}
+	if (ns->kind == NTM_NS_FILE && (flags & NTM_NS_EMULATE))
+		ns->kind = NTM_NS_EMULATED;
 	*out = ns;
 	ret = 0;
 out_close:
@@ -274,7 +277,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 
 	if (!out || !path || !*path)
 		return ntm_error(-EINVAL, "path: none given");
-	if (flags & ~NTM_NS_TEMPORARY)
+	if (flags & ~(NTM_NS_TEMPORARY | NTM_NS_EMULATE))
 		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
 	if (!is_pow2(align) || align < PAGE)
 		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
@@ -306,6 +309,9 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 	close(fd);
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
+	ns->temporary = flags & NTM_NS_TEMPORARY;
+	if (ns->kind == NTM_NS_FILE && (flags & NTM_NS_EMULATE))
+		ns->kind = NTM_NS_EMULATED;
 	*out = ns;
 	return 0;
 
@@ -388,13 +394,26 @@ const char *ntm_ns_kind_name(enum ntm_ns_kind kind)
 		return "file";
 	case NTM_NS_ANON:
 		return "anon";
+	case NTM_NS_EMULATED:
+		return "emulated";
 	}
 	return "unknown";
 }
 
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
 {
-	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX;
+	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX ||
+	       ns->kind == NTM_NS_EMULATED;
+}
+
+bool ntm_ns_is_readonly(const struct ntm_ns *ns)
+{
+	return ns->readonly;
+}
+
+bool ntm_ns_is_temporary(const struct ntm_ns *ns)
+{
+	return ns->temporary || ns->kind == NTM_NS_ANON;
 }
 
 int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)

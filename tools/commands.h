@@ -9,6 +9,8 @@
 int cmd_info(int argc, char **argv);
 int cmd_bench_copy(int argc, char **argv);
 int cmd_bench_memmap(int argc, char **argv);
+int cmd_bench_blk(int argc, char **argv);
+int cmd_blk(int argc, char **argv);
 
 /*
  * Print "ntmem CMD: invalid OPTION 'VALUE': expected WHAT (-EINVAL)" to

@@ -24,6 +24,10 @@ static const struct command commands[] = {
 	  "copy throughput against glibc, PMDK and the streaming limit" },
 	{ "bench", "memmap", cmd_bench_memmap,
 	  "memmap init time of a namespace, the seeds' experiment" },
+	{ "bench", "blk", cmd_bench_blk,
+	  "block I/O IOPS and latency: direct, hardened, PMDK" },
+	{ NULL, "blk", cmd_blk,
+	  "emulated pmem block device: create, inject-error, badblocks" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

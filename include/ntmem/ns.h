@@ -10,6 +10,9 @@
  *   devdax, fsdax   CPU cache write-back + SFENCE (ntm_persist()): the
  *                   mapping is the media, nothing else is needed
  *   file            msync(): the page cache stands between CPU and media
+ *   emulated        a file standing in for pmem (NTM_NS_EMULATE): persisted
+ *                   as devdax is, with write-back + SFENCE; the data is only
+ *                   as durable as the file system under it
  *   anon            nothing is durable; persist only orders the stores
  *
  * An emulated namespace is a sparse file (e.g. in /dev/shm): only the pages
@@ -33,17 +36,19 @@ enum ntm_ns_kind {
 	NTM_NS_FSDAX = 2,	/* file on a DAX filesystem, MAP_SYNC mapping */
 	NTM_NS_FILE = 3,	/* ordinary file: durable through msync() */
 	NTM_NS_ANON = 4,	/* anonymous memory: never durable */
+	NTM_NS_EMULATED = 5,	/* a file standing in for pmem (NTM_NS_EMULATE) */
 };
 
 /* ntm_ns_open() / ntm_ns_create() flags */
 #define NTM_NS_READONLY (1u << 0)	/* map read-only; persist is a no-op */
 #define NTM_NS_TEMPORARY (1u << 1)	/* create: unlink the file once mapped */
+#define NTM_NS_EMULATE (1u << 2)	/* a non-DAX file emulates pmem */
 
 /**
  * ntm_ns_open() - map an existing device or file as a namespace
  * @ns:    set to the new namespace on success
  * @path:  /dev/daxX.Y, or a regular file (on a DAX filesystem or not)
- * @flags: NTM_NS_READONLY
+ * @flags: NTM_NS_READONLY, NTM_NS_EMULATE
  *
  * A devdax device's size and alignment come from sysfs; a file's size is
  * its length and its alignment the page size, or 2 MiB for a DAX file
@@ -63,7 +68,8 @@ int ntm_ns_open(struct ntm_ns **ns, const char *path, unsigned flags);
  * @size:  bytes; a non-zero multiple of @align
  * @align: the namespace alignment (4096, 2 MiB or 1 GiB; a power of two
  *         and a multiple of the page size); the mapping is aligned to it
- * @flags: NTM_NS_TEMPORARY to unlink the file as soon as it is mapped
+ * @flags: NTM_NS_TEMPORARY to unlink the file as soon as it is mapped;
+ *         NTM_NS_EMULATE to treat a non-DAX file as emulated pmem
  *
  * Return: 0, -EEXIST, -EINVAL (size or alignment), or the error of the
  * file system (-ENOSPC, -EACCES, ...).
@@ -81,20 +87,20 @@ void *ntm_ns_base(const struct ntm_ns *ns);
 size_t ntm_ns_size(const struct ntm_ns *ns);
 size_t ntm_ns_align(const struct ntm_ns *ns);
 enum ntm_ns_kind ntm_ns_kind(const struct ntm_ns *ns);
-/** ntm_ns_kind_name() - "devdax", "fsdax", "file" or "anon" */
+/** ntm_ns_kind_name() - "devdax", "fsdax", "file", "anon" or "emulated" */
 const char *ntm_ns_kind_name(enum ntm_ns_kind kind);
 /** ntm_ns_path() - the path it was opened or created at ("" for anon) */
 const char *ntm_ns_path(const struct ntm_ns *ns);
 
 /**
  * ntm_ns_cpu_durable() - true when CPU cache write-back + drain makes data
- * durable (devdax, fsdax): the granularity is a cache line, not a page
+ * durable (devdax, fsdax, emulated): a cache line, not a page, at a time
  */
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns);
 
 /**
  * ntm_ns_persist() - make [@p, @p + @n) of @ns durable the way its kind
- * needs: ntm_persist() for devdax/fsdax, msync() of the covering pages for
+ * needs: ntm_persist() for devdax/fsdax/emulated, msync() of the pages for
  * a file, ntm_persist() (ordering only) for anon.
  *
  * Return: 0, -EINVAL when the range is not inside the namespace, or the

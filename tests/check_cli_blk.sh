@@ -1,0 +1,182 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check_cli_blk.sh NTMEM - `ntmem blk` and `ntmem bench blk` as a user meets
+# them: help, an emulated namespace created as a sparse file, bad sectors
+# injected, listed (text and JSON) and cleared, errors that name the bad
+# option (exit 2) or the failing path (exit 1), and a tiny benchmark whose
+# JSON holds every pattern x implementation row. Everything lives in a
+# fresh directory under /tmp (not /dev/shm); every bench run that should be
+# rejected also carries a tiny --size, so a check that regressed runs a
+# small benchmark and fails, instead of an 8 GiB one.
+set -u
+ntmem=$1
+# ok, bad, expect, err_names, json_ok; $out, $err; fail
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+tmp=$(mktemp -d /tmp/ntmem-cli-blk-XXXXXX) || exit 1
+trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+ns=$tmp/ns
+
+# out_is TEXT DESCRIPTION: stdout of the last command is exactly TEXT.
+out_is() {
+	if [ "$(cat "$out")" = "$1" ]; then ok "$2"; else
+		bad "$2: stdout is '$(cat "$out")', expected '$1'"; fi
+}
+
+# --- help ----------------------------------------------------------------
+
+expect 0 "blk --help" "$ntmem" blk --help
+if grep -q "usage: ntmem blk create" "$out" && grep -q "inject-error" "$out"
+then ok "blk --help prints the usage"; else bad "blk --help prints the usage"; fi
+if [ -s "$err" ]; then bad "blk --help writes to stderr"; else
+	ok "blk --help writes nothing to stderr"; fi
+expect 0 "ntmem --help" "$ntmem" --help
+if grep -q "blk" "$out"; then ok "--help lists blk"; else bad "--help lists blk"; fi
+
+# --- create --------------------------------------------------------------
+
+expect 0 "blk create --size 16m" "$ntmem" blk create "$ns" --size 16m
+if grep -q "emulated" "$out"; then ok "create prints the kind"; else
+	bad "create prints the kind: '$(cat "$out")'"; fi
+if [ "$(stat -c %s "$ns" 2>/dev/null)" = 16777216 ]; then
+	ok "the file is 16 MiB long"; else bad "the file is not 16 MiB long"; fi
+# Sparse: (almost) nothing allocated. stat's %b counts %B-byte blocks.
+used=$(( $(stat -c '%b * %B' "$ns") ))
+if [ "$used" -lt 1048576 ]; then ok "the file is sparse ($used bytes used)"
+else bad "the file is not sparse: $used bytes used"; fi
+if [ -e "$ns.badblocks" ]; then bad "create wrote a bad-sector list"; else
+	ok "no bad-sector list yet"; fi
+
+expect 1 "create on an existing path" "$ntmem" blk create "$ns" --size 16m
+err_names "$ns" "create error names the path"
+if [ "$(stat -c %s "$ns")" = 16777216 ]; then ok "the existing file is kept"
+else bad "the existing file changed"; fi
+
+# --- bad sectors ---------------------------------------------------------
+
+expect 0 "inject-error --sector 8 --count 2" "$ntmem" blk inject-error "$ns" \
+	--sector 8 --count 2
+if [ -f "$ns.badblocks" ]; then ok "PATH.badblocks exists"; else
+	bad "PATH.badblocks missing"; fi
+expect 0 "badblocks" "$ntmem" blk badblocks "$ns"
+out_is "8 2" "badblocks prints '8 2'"
+expect 0 "badblocks --json" "$ntmem" blk badblocks "$ns" --json
+json_ok "badblocks --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["badblocks"] == [{"sector": 8, "count": 2}], doc
+assert doc.get("sector_size", 512) == 512, doc
+PY
+then ok "badblocks --json has the 8+2 entry"; else bad "badblocks --json entry"; fi
+
+expect 0 "clear-error --sector 8" "$ntmem" blk clear-error "$ns" --sector 8
+expect 0 "badblocks after clear-error" "$ntmem" blk badblocks "$ns"
+out_is "9 1" "clearing sector 8 leaves '9 1'"
+
+# A second range merges with its neighbour and lists in order.
+expect 0 "inject-error --sector 100 --count 4" "$ntmem" blk inject-error \
+	"$ns" --sector 100 --count 4
+expect 0 "inject-error --sector 10" "$ntmem" blk inject-error "$ns" --sector 10
+expect 0 "badblocks, two ranges" "$ntmem" blk badblocks "$ns"
+out_is "9 2
+100 4" "adjacent sectors merge, ranges sorted"
+
+# The last sector is in range, the one after it is not.
+last=$((16 * 1048576 / 512 - 1))
+expect 0 "inject-error at the last sector" "$ntmem" blk inject-error "$ns" \
+	--sector "$last"
+expect 1 "inject-error past the end" "$ntmem" blk inject-error "$ns" \
+	--sector $((last + 1))
+if [ -s "$err" ]; then ok "past the end: a message"; else
+	bad "past the end: no message"; fi
+err_names "$((last + 1))" "past the end: names the sector"
+expect 1 "inject-error running past the end" "$ntmem" blk inject-error "$ns" \
+	--sector "$last" --count 2
+expect 0 "clear-error of everything" "$ntmem" blk clear-error "$ns" \
+	--sector 0 --count $((last + 1))
+expect 0 "badblocks, empty" "$ntmem" blk badblocks "$ns"
+out_is "" "nothing listed after clearing everything"
+expect 0 "badblocks --json, empty" "$ntmem" blk badblocks "$ns" --json
+if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["badblocks"] == []' \
+	"$out" 2>/dev/null; then ok "--json, empty: []"; else bad "--json, empty"; fi
+
+# --- usage errors: exit 2, the option named ------------------------------
+
+expect 2 "inject-error without --sector" "$ntmem" blk inject-error "$ns"
+err_names "--sector" "missing --sector is named"
+expect 2 "clear-error without --sector" "$ntmem" blk clear-error "$ns"
+err_names "--sector" "clear-error: missing --sector is named"
+expect 2 "--sector junk" "$ntmem" blk inject-error "$ns" --sector junk
+err_names "invalid --sector 'junk'" "--sector junk is named"
+expect 2 "--sector 8x" "$ntmem" blk inject-error "$ns" --sector 8x
+err_names "--sector" "--sector 8x is named"
+expect 2 "--count 0" "$ntmem" blk inject-error "$ns" --sector 8 --count 0
+err_names "invalid --count '0'" "--count 0 is named"
+expect 2 "missing PATH" "$ntmem" blk inject-error --sector 8
+err_names "PATH" "missing PATH is named"
+expect 2 "badblocks without PATH" "$ntmem" blk badblocks
+err_names "PATH" "badblocks: missing PATH is named"
+expect 2 "an extra argument" "$ntmem" blk inject-error "$ns" extra --sector 8
+err_names "'extra'" "the extra argument is named"
+expect 2 "create without --size" "$ntmem" blk create "$tmp/nosize"
+err_names "--size" "create: missing --size is named"
+expect 2 "create --size junk" "$ntmem" blk create "$tmp/junk" --size junk
+err_names "--size" "create: --size junk is named"
+expect 2 "unknown subcommand" "$ntmem" blk frobnicate "$ns"
+err_names "frobnicate" "the unknown subcommand is named"
+expect 2 "no subcommand" "$ntmem" blk
+expect 2 "unknown option" "$ntmem" blk badblocks "$ns" --bogus
+expect 0 "badblocks, still empty" "$ntmem" blk badblocks "$ns"
+out_is "" "usage errors changed no list"
+
+expect 1 "badblocks of a missing path" "$ntmem" blk badblocks "$tmp/missing"
+err_names "$tmp/missing" "the missing path is named"
+if [ -e "$tmp/missing" ] || [ -e "$tmp/missing.badblocks" ]; then
+	bad "a missing path was created"; else ok "a missing path stays missing"; fi
+if [ -e "$tmp/nosize" ] || [ -e "$tmp/junk" ]; then
+	bad "a rejected create made a file"; else ok "rejected creates make nothing"; fi
+
+# --- bench blk -----------------------------------------------------------
+
+# All 4 patterns x the 3 ntm implementations, kiops > 0, no pmdk rows.
+rm -f "$ns" "$ns.badblocks"
+expect 0 "bench blk --json (64m, 2000 ops)" "$ntmem" bench blk --size 64m \
+	--ops 2000 --runs 1 --no-pmdk --dir "$tmp" --json
+json_ok "bench blk --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+patterns = {"seq-read", "rand-read", "seq-write-fua", "rand-write-fua"}
+impls = {"direct", "hardened-mem", "hardened-dev"}
+got = sorted((r["pattern"], r["impl"]) for r in rows)
+want = sorted((p, i) for p in patterns for i in impls)
+assert got == want, got
+for r in rows:
+    assert r["kiops"] > 0, r
+    assert r["bs"] == 4096, r
+PY
+then ok "bench blk rows: 4 patterns x direct, hardened-mem, hardened-dev"
+else bad "bench blk rows"; fi
+if [ -z "$(find "$tmp" -mindepth 1)" ]; then
+	ok "bench blk removes its namespace"; else
+	bad "bench blk left files in $tmp"; find "$tmp" -mindepth 1 | sed 's/^/# /'; fi
+
+# bench_bad TEXT DESCRIPTION ARG...: exit 2, stderr contains TEXT.
+bench_bad() {
+	text=$1 what=$2
+	shift 2
+	expect 2 "bench blk $what" "$ntmem" bench blk --size 64m --ops 10 \
+		--runs 1 --no-pmdk --dir "$tmp" "$@"
+	err_names "$text" "bench blk $what: names the option"
+}
+bench_bad "invalid --bs '100'" "--bs 100" --bs 100
+bench_bad "invalid --ops '0'" "--ops 0" --ops 0
+bench_bad "invalid --runs '0'" "--runs 0" --runs 0
+bench_bad "invalid --size '5000'" "--size 5000" --size 5000
+if [ -z "$(find "$tmp" -mindepth 1)" ]; then
+	ok "bad bench options create no namespace"; else
+	bad "bad bench options left files in $tmp"; fi
+
+exit "$fail"

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_blk.c - `ntmem bench blk`: psync-style block I/O on a namespace,
+ * one request at a time on one thread, as fio's psync and libpmem engines
+ * issue it: IOPS and latency percentiles for sequential and random reads
+ * and FUA writes, through
+ *
+ *   direct         ntm_blk: bounds checked once per request
+ *   hardened-mem   + the per-page check of the seed, memmap in DRAM
+ *   hardened-dev   + the per-page check, memmap on the device (map=dev)
+ *   pmdk           PMDK on the same mapping: pmem_memcpy_persist() writes,
+ *                  memcpy() reads (what fio's libpmem engine does)
+ *
+ * Every row uses the same offsets (after the map=dev memmap's reserve),
+ * the same request sequence and the same buffer; runs are interleaved and
+ * the namespace is written once before timing so no page is faulted in
+ * while measured.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ntmem.h>
+
+#include "bench.h"
+#include "commands.h"
+#include "peer_pmdk.h"
+
+#define MAX_RUNS 101
+
+enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_PMDK, NIMPL };
+static const char *const impl_names[] = { "direct", "hardened-mem",
+					  "hardened-dev", "pmdk" };
+enum pattern { P_SEQ_READ, P_RAND_READ, P_SEQ_WRITE, P_RAND_WRITE, NPAT };
+static const char *const pattern_names[] = { "seq-read", "rand-read",
+					     "seq-write-fua", "rand-write-fua" };
+
+struct options {
+	size_t size, bs;
+	unsigned long ops;
+	int runs;
+	const char *device, *dir;
+	bool json, csv, pmdk;
+};
+
+struct target {
+	struct ntm_ns *ns;
+	struct ntm_blk *blk[NIMPL];	/* I_PMDK: none */
+	struct ntm_memmap *mm_mem, *mm_dev;
+	struct peer_pmdk pmdk;
+	uint8_t *base;
+	uint64_t first;			/* first byte offset used */
+	uint64_t *seq, *rand;		/* offsets per request */
+	uint8_t *buf;
+	uint32_t *lat;			/* ns per request, every run */
+};
+
+/* One run of @ops requests; latencies go to @lat. 0 or -errno. */
+static int run_once(struct target *t, const struct options *o, enum impl im,
+		    enum pattern p, uint32_t *lat)
+{
+	const uint64_t *offs = (p == P_SEQ_READ || p == P_SEQ_WRITE) ? t->seq : t->rand;
+	bool write = p == P_SEQ_WRITE || p == P_RAND_WRITE;
+
+	for (unsigned long i = 0; i < o->ops; i++) {
+		uint64_t t0 = bench_now_ns();
+		ssize_t r = (ssize_t)o->bs;
+
+		if (im == I_PMDK) {
+			if (write)
+				t->pmdk.memcpy_persist(t->base + offs[i], t->buf, o->bs);
+			else
+				memcpy(t->buf, t->base + offs[i], o->bs);
+		} else if (write) {
+			r = ntm_blk_write(t->blk[im], t->buf, o->bs, offs[i], NTM_BLK_FUA);
+		} else {
+			r = ntm_blk_read(t->blk[im], t->buf, o->bs, offs[i]);
+		}
+		if (r != (ssize_t)o->bs)
+			return r < 0 ? (int)r : -EIO;
+		lat[i] = (uint32_t)(bench_now_ns() - t0);
+	}
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double pct(const uint32_t *sorted, size_t n, double p)
+{
+	return sorted[(size_t)(p / 100.0 * (double)(n - 1))];
+}
+
+/* 0, or -errno with the reason in @why. */
+static int setup(struct target *t, const struct options *o, char *kind, size_t klen,
+		 char *why, size_t wlen)
+{
+	struct ntm_memmap_config mem = { .desc_size = 64, .threads = 1 };
+	struct ntm_memmap_config dev = { .desc_size = 64, .threads = 1,
+					 .place = NTM_MEMMAP_DEV };
+	char path[512];
+	int ret;
+
+	if (o->device) {
+		ret = ntm_ns_open(&t->ns, o->device, 0);
+	} else {
+		snprintf(path, sizeof(path), "%s/ntmem-bench-blk-%d", o->dir,
+			 (int)getpid());
+		ret = ntm_ns_create(&t->ns, path, o->size, 4096,
+				    NTM_NS_TEMPORARY | NTM_NS_EMULATE);
+	}
+	if (ret) {
+		snprintf(why, wlen, "%s", ntm_errmsg());
+		return ret;
+	}
+	snprintf(kind, klen, "%s", ntm_ns_kind_name(ntm_ns_kind(t->ns)));
+	t->base = ntm_ns_base(t->ns);
+	ret = ntm_memmap_create(&t->mm_mem, t->base, ntm_ns_size(t->ns), t->ns, &mem);
+	if (!ret)
+		ret = ntm_memmap_create(&t->mm_dev, t->base, ntm_ns_size(t->ns),
+					t->ns, &dev);
+	if (!ret)
+		ret = ntm_memmap_init(t->mm_mem);
+	if (!ret)
+		ret = ntm_memmap_init(t->mm_dev);
+	for (int i = 0; !ret && i < I_PMDK; i++) {
+		struct ntm_blk_config c = {
+			.sector_size = 512,
+			.hardened = i != I_DIRECT,
+			.memmap = i == I_HARD_MEM ? t->mm_mem
+				: i == I_HARD_DEV ? t->mm_dev : NULL,
+		};
+
+		ret = ntm_blk_open(&t->blk[i], t->ns, &c);
+	}
+	if (ret) {
+		snprintf(why, wlen, "%s", ntm_errmsg());
+		return ret;
+	}
+	/* Every row keeps off the map=dev memmap at the start. */
+	t->first = ntm_memmap_first_pfn(t->mm_dev) * (uint64_t)NTM_PAGE_SIZE;
+	if (t->first + o->bs > ntm_ns_size(t->ns)) {
+		snprintf(why, wlen, "--size %zu: no room for a request after the "
+			 "memmap", o->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void teardown(struct target *t)
+{
+	for (int i = 0; i < I_PMDK; i++)
+		ntm_blk_close(t->blk[i]);
+	ntm_memmap_destroy(t->mm_mem);
+	ntm_memmap_destroy(t->mm_dev);
+	ntm_ns_close(t->ns);
+	free(t->seq);
+	free(t->rand);
+	free(t->buf);
+	free(t->lat);
+	if (t->pmdk.handle)
+		peer_pmdk_unload(&t->pmdk);
+}
+
+static const struct report_col columns[] = {
+	{ "pattern", COL_STR, 0 }, { "impl", COL_STR, 0 }, { "bs", COL_INT, 0 },
+	{ "kiops", COL_REAL, 0 },  { "min_kiops", COL_REAL, 0 },
+	{ "max_kiops", COL_REAL, 0 }, { "p50_ns", COL_INT, 0 },
+	{ "p99_ns", COL_INT, 0 },  { "p999_ns", COL_INT, 0 },
+	{ "x_direct", COL_REAL, 2 }, { "x_pmdk", COL_REAL, 2 },
+};
+#define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
+
+static int run(const struct options *o)
+{
+	struct target t = { 0 };
+	struct report rep;
+	char kind[32], why[256], buf[160];
+	double ns[NPAT][NIMPL][MAX_RUNS];
+	size_t blocks;
+	int ret, nimpl = NIMPL;
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	ret = setup(&t, o, kind, sizeof(kind), why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "ntmem bench blk: %s\n", why);
+		teardown(&t);
+		return 1;
+	}
+	if (!o->pmdk || !peer_pmdk_load(&t.pmdk, why, sizeof(why))) {
+		if (!o->pmdk)
+			snprintf(why, sizeof(why), "disabled");
+		nimpl = I_PMDK;
+	}
+	blocks = (ntm_ns_size(t.ns) - t.first) / o->bs;
+	t.seq = calloc(o->ops, sizeof(*t.seq));
+	t.rand = calloc(o->ops, sizeof(*t.rand));
+	t.buf = aligned_alloc(4096, (o->bs + 4095) & ~(size_t)4095);
+	t.lat = calloc((size_t)o->runs * o->ops, sizeof(*t.lat));
+	if (!t.seq || !t.rand || !t.buf || !t.lat) {
+		fprintf(stderr, "ntmem bench blk: out of memory\n");
+		teardown(&t);
+		return 1;
+	}
+	for (unsigned long i = 0; i < o->ops; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		t.seq[i] = t.first + (i % blocks) * o->bs;
+		t.rand[i] = t.first + (x % blocks) * o->bs;
+	}
+	bench_fill_pattern(t.buf, o->bs, 7);
+	/* Fault the namespace in with data, untimed: tmpfs holes read as zero. */
+	for (uint64_t off = t.first; off + o->bs <= ntm_ns_size(t.ns); off += o->bs)
+		ntm_blk_write(t.blk[I_DIRECT], t.buf, o->bs, off, 0);
+	ntm_blk_flush(t.blk[I_DIRECT]);
+
+	report_init(&rep, bench_format(o->json, o->csv), "ntmem bench blk",
+		    columns, NCOLS);
+	report_meta(&rep, "version", "%s", ntm_version());
+	report_meta(&rep, "cpu", "%s", bench_cpu_model(buf, sizeof(buf)));
+	report_meta(&rep, "namespace", "%s (%s), %s", o->device ? o->device :
+		    "emulated: a sparse file", kind,
+		    bench_size_name(ntm_ns_size(t.ns), buf, sizeof(buf)));
+	report_meta(&rep, "requests", "%lu of %zu bytes per run, one thread, "
+		    "queue depth 1; %d runs, median [min, max]; latency "
+		    "percentiles from one more run of each row", o->ops, o->bs, o->runs);
+	report_meta(&rep, "pmdk", "%s", nimpl == NIMPL ? t.pmdk.path : why);
+
+	for (int p = 0; p < NPAT; p++) {
+		bench_progress(p + 1, NPAT, pattern_names[p]);
+		for (int r = 0; r < o->runs; r++)
+			for (int im = 0; im < nimpl; im++) {
+				uint64_t t0 = bench_now_ns();
+
+				ret = run_once(&t, o, im, p, t.lat);
+				if (ret) {
+					fprintf(stderr, "ntmem bench blk: %s %s: %s\n",
+						pattern_names[p], impl_names[im],
+						ntm_errmsg());
+					goto out;
+				}
+				ns[p][im][r] = (double)(bench_now_ns() - t0);
+			}
+	}
+	bench_progress_done();
+
+	for (int p = 0; p < NPAT; p++) {
+		struct bench_stats st[NIMPL];
+
+		for (int im = 0; im < nimpl; im++)
+			bench_stats(ns[p][im], o->runs, &st[im]);
+		for (int im = 0; im < nimpl; im++) {
+			double kiops = (double)o->ops / st[im].median * 1e6;
+			uint32_t *lat = t.lat;
+
+			/* Latencies of one more run of this row, sorted. */
+			ret = run_once(&t, o, im, p, lat);
+			if (ret)
+				goto out;
+			qsort(lat, o->ops, sizeof(*lat), cmp_u32);
+			union report_cell cell[NCOLS] = {
+				{ .s = pattern_names[p] }, { .s = impl_names[im] },
+				{ .i = (long long)o->bs }, { .r = kiops },
+				{ .r = (double)o->ops / st[im].max * 1e6 },
+				{ .r = (double)o->ops / st[im].min * 1e6 },
+				{ .i = (long long)pct(lat, o->ops, 50) },
+				{ .i = (long long)pct(lat, o->ops, 99) },
+				{ .i = (long long)pct(lat, o->ops, 99.9) },
+				{ .r = st[I_DIRECT].median / st[im].median },
+				{ .r = nimpl == NIMPL ? st[I_PMDK].median / st[im].median
+						      : NAN },
+			};
+			report_row(&rep, cell);
+		}
+	}
+	report_end(&rep);
+	ret = 0;
+out:
+	teardown(&t);
+	return ret ? 1 : 0;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: ntmem bench blk [options]\n"
+	      "\n"
+	      "psync-style block I/O on a namespace: IOPS and latency percentiles of\n"
+	      "sequential and random reads and FUA writes through ntm_blk (direct, and\n"
+	      "hardened with the memmap in DRAM and on the device) and through PMDK on\n"
+	      "the same mapping, in one run. x_direct and x_pmdk are IOPS ratios.\n"
+	      "\n"
+	      "  -s, --size BYTES   emulated namespace size (default 8g)\n"
+	      "  -b, --bs BYTES     request size, a multiple of 512 (default 4k)\n"
+	      "  -n, --ops N        requests per run (default 200000)\n"
+	      "  -r, --runs N       runs, median reported (default 5)\n"
+	      "  -d, --device PATH  a real devdax device or DAX file instead\n"
+	      "      --dir DIR      where the emulated namespace lives (/dev/shm)\n"
+	      "      --no-pmdk      skip PMDK\n"
+	      "      --json, --csv  machine-readable output\n"
+	      "  -h, --help         this text\n",
+	      out);
+}
+
+int cmd_bench_blk(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "bs", required_argument, NULL, 'b' },
+		{ "ops", required_argument, NULL, 'n' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "no-pmdk", no_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct options o = {
+		.size = 8ull << 30, .bs = 4096, .ops = 200000, .runs = 5,
+		.dir = "/dev/shm", .pmdk = true,
+	};
+	char *end;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:b:n:r:d:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (bench_parse_size(optarg, &o.size) || o.size == 0 ||
+			    o.size % 4096)
+				return cmd_bad_arg("bench blk", "--size", optarg,
+						   "a multiple of 4k such as 8g");
+			break;
+		case 'b':
+			if (bench_parse_size(optarg, &o.bs) || o.bs == 0 ||
+			    o.bs % 512 || o.bs > (64u << 20))
+				return cmd_bad_arg("bench blk", "--bs", optarg,
+						   "a multiple of 512 up to 64m");
+			break;
+		case 'n':
+			errno = 0;
+			o.ops = strtoul(optarg, &end, 0);
+			if (errno || *end || o.ops == 0 || o.ops > 100000000)
+				return cmd_bad_arg("bench blk", "--ops", optarg,
+						   "1 to 100000000 requests");
+			break;
+		case 'r':
+			o.runs = atoi(optarg);
+			if (o.runs < 1 || o.runs > MAX_RUNS)
+				return cmd_bad_arg("bench blk", "--runs", optarg,
+						   "a number from 1 to 101");
+			break;
+		case 'd': o.device = optarg; break;
+		case 'D': o.dir = optarg; break;
+		case 'P': o.pmdk = false; break;
+		case 'j': o.json = true; break;
+		case 'x': o.csv = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_arg("bench blk", "argument", argv[optind], "options only");
+	if (o.json && o.csv)
+		return cmd_bad_arg("bench blk", "--csv", "with --json", "one output format");
+	return run(&o);
+}
