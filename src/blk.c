@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "ntmem/blk.h"
@@ -211,6 +212,11 @@ size_t ntm_blk_badblocks(struct ntm_blk *b, struct ntm_badblock *out, size_t max
 	return n;
 }
 
+static int bb_add_cb(void *arg, uint64_t sector, uint64_t count)
+{
+	return bb_insert_locked(arg, sector, count);
+}
+
 /* --- open / close ------------------------------------------------------- */
 
 int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
@@ -266,8 +272,21 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 		if (ret)
 			goto out_free;
 	}
-	if (!b->managed)	/* the platform's list is read, never written */
+	if (!b->managed) {
+		struct stat st;
+
+		/* The platform's list is read, never written. */
 		b->bb_path = (free(b->bb_path), NULL);
+		if (kind == NTM_NS_DEVDAX && stat(ntm_ns_path(ns), &st) == 0) {
+			ret = ntm_badblocks_devdax("/sys", st.st_rdev, b->size,
+						   bb_add_cb, b);
+			if (ret) {
+				ret = ntm_error(ret, "badblocks: cannot read the "
+						"region's list in sysfs");
+				goto out_free;
+			}
+		}
+	}
 	*out = b;
 	return 0;
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ntmem.h"
 
@@ -91,6 +92,22 @@ void ntm_flush_lines(const void *p, size_t n);
 bool ntm_ns_is_temporary(const struct ntm_ns *ns);
 /* True when it was opened with NTM_NS_READONLY. */
 bool ntm_ns_is_readonly(const struct ntm_ns *ns);
+
+/* --- badblocks_sysfs.c: a devdax device's media errors --- */
+
+/*
+ * Shift the region-relative "sector count" lines of @text into the device
+ * window [dev_start, dev_start + dev_size) of a region starting at
+ * @region_start; @add receives each clipped range in device sectors.
+ */
+int ntm_badblocks_translate(const char *text, uint64_t region_start,
+			    uint64_t dev_start, uint64_t dev_size,
+			    int (*add)(void *arg, uint64_t sector, uint64_t count),
+			    void *arg);
+/* Feed @add the media errors of devdax device @rdev, read under @root. */
+int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
+			 int (*add)(void *arg, uint64_t sector, uint64_t count),
+			 void *arg);
 
 /* --- error.c --- */
 

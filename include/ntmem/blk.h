@@ -15,7 +15,9 @@
  * Bad sectors (512-byte units, as the kernel's badblocks): a read that
  * touches one returns -EIO without touching the media; a write to an
  * emulated namespace clears them (the kernel clears poison the same way);
- * on a real device clearing needs the platform (ndctl clear-errors).
+ * on a real device clearing needs the platform (ndctl clear-errors). A
+ * devdax device's list is read from sysfs when it is opened: its nd
+ * region's badblocks, shifted and clipped to the device's window.
  */
 #ifndef NTMEM_BLK_H
 #define NTMEM_BLK_H
