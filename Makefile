@@ -20,8 +20,9 @@ all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 # -Dwerror=true with warning_level=2: every build is -Wall -Wextra -Werror.
+# The tests are configured with the build, so their packages come first.
 $(BUILD)/build.ninja:
-	scripts/install-deps.sh build
+	scripts/install-deps.sh check
 	meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true $(MESON_ARGS)
 
 $(BUILD_SAN)/build.ninja:
@@ -39,7 +40,6 @@ check: check-default check-sanitize
 	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN)
 
 check-default: all
-	scripts/install-deps.sh check
 	meson test -C $(BUILD) --print-errorlogs
 
 check-sanitize: $(BUILD_SAN)/build.ninja

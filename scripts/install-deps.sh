@@ -6,7 +6,7 @@
 # are listed; every make target that needs something calls it first.
 #
 #   scripts/install-deps.sh build   compiler, meson, ninja, pkg-config
-#   scripts/install-deps.sh check   build + cmocka (tests)
+#   scripts/install-deps.sh check   build + cmocka, PMDK headers, fio (tests)
 #   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
 #
 # As root it runs apt-get; otherwise it prints the command to run and fails.
@@ -14,10 +14,13 @@
 set -eu
 
 build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
-check_pkgs="libcmocka-dev binutils"
+# libcmocka-dev: test assertions. libpmem-dev: PMDK's own libpmem.h, to
+# prove programs written against it build and run on ntmem's drop-in.
+# fio: a real client of libpmem, run on the drop-in with verification.
+check_pkgs="libcmocka-dev binutils libpmem-dev fio"
 # libpmem1: PMDK, loaded at run time as the benchmark peer; never linked.
 # gnuplot-nox: turns `ntmem bench ... --csv` output into plots.
-bench_pkgs="libpmem1 gnuplot-nox"
+bench_pkgs="libpmem1 gnuplot-nox fio"
 
 case "${1:-build}" in
 build) want="$build_pkgs" ;;

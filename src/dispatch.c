@@ -27,6 +27,24 @@ static const struct ntm_variant variants[] = {
 const struct ntm_dispatch *ntm_dispatch_published;
 static struct ntm_dispatch chosen;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
+/* Ceilings set by an embedding library before the first call (-1: none). */
+static int caller_isa_cap = -1, caller_flush_cap = -1;
+
+void ntm_dispatch_set_caps(int isa_cap, int flush_cap)
+{
+	caller_isa_cap = isa_cap;
+	caller_flush_cap = flush_cap;
+}
+
+/* The lower of two ceilings, -1 meaning none. */
+static int lower_cap(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
 
 const struct ntm_variant *ntm_variant_select(uint32_t features, int cap)
 {
@@ -70,11 +88,13 @@ static void choose(void)
 
 	ntm_env_read(&env);
 	chosen.features = ntm_cpu_detect();
-	chosen.variant = ntm_variant_select(chosen.features, env.isa_cap);
+	chosen.variant = ntm_variant_select(chosen.features,
+					    lower_cap(env.isa_cap, caller_isa_cap));
 	chosen.memcpy_nt = chosen.variant->memcpy_nt;
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
 	chosen.memset_nt = chosen.variant->memset_nt;
-	chosen.flush_insn = ntm_flush_select(chosen.features, env.flush_cap);
+	chosen.flush_insn = ntm_flush_select(chosen.features,
+					     lower_cap(env.flush_cap, caller_flush_cap));
 	chosen.flush = ntm_flush_impl(chosen.flush_insn);
 	chosen.line = ntm_cpu_line_size();
 	chosen.verbose = env.verbose;

@@ -83,10 +83,23 @@ static inline const struct ntm_dispatch *ntm_dispatch(void)
 const struct ntm_variant *ntm_variant_select(uint32_t features, int cap);
 /* Best write-back instruction in @features that is <= @cap. */
 enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap);
+/*
+ * Ceilings (enum ntm_isa / ntm_flush_insn, -1 for none) that a library
+ * embedding ntmem (the libpmem drop-in: PMEM_AVX=0, PMEM_NO_CLWB, ...)
+ * sets from its own environment before the first call; lower of these
+ * and NTMEM_ISA / NTMEM_FLUSH wins.
+ */
+void ntm_dispatch_set_caps(int isa_cap, int flush_cap);
 /* Write back the lines over [p, p+n) with the chosen instruction. */
 void ntm_flush_lines(const void *p, size_t n);
 
 /* --- ns.c --- */
+
+/* ntm_ns_open_fd() flag, for the libpmem drop-in: any file length maps. */
+#define NTM_NS_ANY_SIZE (1u << 31)
+
+/* ntm_ns_open() on an open descriptor (kept open by the caller). */
+int ntm_ns_open_fd(struct ntm_ns **ns, int fd, const char *path, unsigned flags);
 
 /* True when the namespace has no file to keep state beside (anon, unlinked). */
 bool ntm_ns_is_temporary(const struct ntm_ns *ns);

@@ -195,10 +195,6 @@ static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
 	bool ro = flags & NTM_NS_READONLY;
-	int prot = PROT_READ | (ro ? 0 : PROT_WRITE);
-	struct ntm_ns *ns;
-	struct stat st;
-	size_t size = 0, align = PAGE;
 	int fd, ret;
 
 	if (!out || !path || !*path)
@@ -213,37 +209,42 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 		return ntm_error(ret, "path '%s': cannot open%s", path,
 				 ro ? "" : " for writing");
 	}
-	if (fstat(fd, &st)) {
-		ret = ntm_error(-errno, "path '%s': cannot stat", path);
-		goto out_close;
-	}
+	ret = ntm_ns_open_fd(out, fd, path, flags);
+	close(fd);
+	return ret;
+}
+
+int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags)
+{
+	bool ro = flags & NTM_NS_READONLY;
+	int prot = PROT_READ | (ro ? 0 : PROT_WRITE);
+	struct ntm_ns *ns;
+	struct stat st;
+	size_t size = 0, align = PAGE;
+	int ret;
+
+	if (fstat(fd, &st))
+		return ntm_error(-errno, "path '%s': cannot stat", path);
 	if (S_ISCHR(st.st_mode)) {
 		ret = devdax_geometry(path, st.st_rdev, &size, &align);
 		if (ret)
-			goto out_close;
+			return ret;
 	} else if (S_ISREG(st.st_mode)) {
 		size = (size_t)st.st_size;
 	} else {
-		ret = ntm_error(-EINVAL, "path '%s': neither a dax device nor a "
-				"regular file", path);
-		goto out_close;
+		return ntm_error(-EINVAL, "path '%s': neither a dax device nor a "
+				 "regular file", path);
 	}
-	if (size == 0 || size % PAGE) {
-		ret = ntm_error(-EINVAL, "path '%s': size %zu is not a non-zero "
-				"multiple of %u", path, size, PAGE);
-		goto out_close;
-	}
-	if (size % align) {
-		ret = ntm_error(-EINVAL, "path '%s': size %zu is not a multiple "
-				"of its alignment %zu", path, size, align);
-		goto out_close;
-	}
+	if (size == 0 || (size % PAGE && !(flags & NTM_NS_ANY_SIZE)))
+		return ntm_error(-EINVAL, "path '%s': size %zu is not a non-zero "
+				 "multiple of %u", path, size, PAGE);
+	if (size % align && !(S_ISREG(st.st_mode) && (flags & NTM_NS_ANY_SIZE)))
+		return ntm_error(-EINVAL, "path '%s': size %zu is not a multiple "
+				 "of its alignment %zu", path, size, align);
 
 	ns = ns_alloc(path);
-	if (!ns) {
-		ret = ntm_error(-ENOMEM, "path '%s': no memory", path);
-		goto out_close;
-	}
+	if (!ns)
+		return ntm_error(-ENOMEM, "path '%s': no memory", path);
 	ns->size = size;
 	ns->readonly = ro;
 	if (S_ISCHR(st.st_mode)) {
@@ -258,15 +259,12 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 	if (ret) {
 		ret = ntm_error(ret, "path '%s': cannot map %zu bytes", path, size);
 		ns_free(ns);
-		goto out_close;
+		return ret;
 	}
 	if (ns->kind == NTM_NS_FILE && (flags & NTM_NS_EMULATE))
 		ns->kind = NTM_NS_EMULATED;
 	*out = ns;
-	ret = 0;
-out_close:
-	close(fd);
-	return ret;
+	return 0;
 }
 
 int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * env.c - the one place the drop-in reads PMDK's environment variables,
+ * once, when the library is loaded (PMDK reads them at load time too,
+ * except PMEM_IS_PMEM_FORCE, which nothing can observe the difference of).
+ *
+ *   PMEM_IS_PMEM_FORCE=0|1   pmem_is_pmem() answers never / always
+ *   PMEM_MOVNT_THRESHOLD=N   flag-less copies of N bytes and more are
+ *                            non-temporal (default 256; 0: always)
+ *   PMEM_NO_MOVNT=1          never non-temporal: copy, then flush
+ *   PMEM_NO_FLUSH=1|0        skip / force cache flushes (default: skip
+ *                            only when the platform flushes on power loss)
+ *   PMEM_NO_CLWB=1           write back with CLFLUSHOPT or CLFLUSH
+ *   PMEM_NO_CLFLUSHOPT=1     with PMEM_NO_CLWB: CLFLUSH
+ *   PMEM_AVX=0, PMEM_AVX512F=0   no AVX (SSE2 stores) / no AVX-512
+ * ntmem's own NTMEM_ISA / NTMEM_FLUSH / NTMEM_VERBOSE still apply; the
+ * lower ceiling wins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat.h"
+#include "internal.h"
+
+struct pmem_env pmem_env = { .is_pmem_force = -1, .movnt_threshold = 256 };
+
+/* "1" and other non-zero numbers are true, as PMDK's atoi() reading is. */
+static int env_int(const char *name, int unset)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : unset;
+}
+
+void pmem_env_read(void)
+{
+	const char *thr = getenv("PMEM_MOVNT_THRESHOLD");
+	int isa_cap = -1, flush_cap = -1, no_flush;
+
+	pmem_env.is_pmem_force = env_int("PMEM_IS_PMEM_FORCE", -1);
+	if (thr && *thr && atoll(thr) >= 0)	/* negative values are ignored */
+		pmem_env.movnt_threshold = (size_t)atoll(thr);
+	pmem_env.no_movnt = env_int("PMEM_NO_MOVNT", 0) != 0;
+	no_flush = env_int("PMEM_NO_FLUSH", -1);
+	pmem_env.no_flush = no_flush < 0 ? pmem_auto_flush_detect() == 1
+					 : no_flush != 0;
+	pmem_env.verbose = env_int("NTMEM_VERBOSE", 0) != 0;
+
+	if (env_int("PMEM_AVX512F", 1) == 0)
+		isa_cap = NTM_ISA_AVX2;
+	if (env_int("PMEM_AVX", 1) == 0)
+		isa_cap = NTM_ISA_SSE2;
+	if (env_int("PMEM_NO_CLWB", 0))
+		flush_cap = env_int("PMEM_NO_CLFLUSHOPT", 0) ? NTM_FLUSH_CLFLUSH
+							     : NTM_FLUSH_CLFLUSHOPT;
+	ntm_dispatch_set_caps(isa_cap, flush_cap);
+}
