@@ -97,41 +97,6 @@ static int dir_teardown(void **state)
 	return rmdir(dir) ? -1 : 0;
 }
 
-/* Write @n pseudo-random bytes from @seed into a new file at @path. */
-static void write_file(const char *path, size_t n, uint64_t seed, mode_t mode)
-{
-	unsigned char *buf = malloc(n ? n : 1);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-
-	assert_non_null(buf);
-	if (fd < 0)
-		fail_msg("cannot create %s: %s", path, strerror(errno));
-	tu_fill_random(buf, n, seed);
-	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
-	close(fd);
-	free(buf);
-}
-
-/* The file's bytes [off, off + n) equal @want. */
-static void check_file_bytes(const char *path, size_t off,
-			     const unsigned char *want, size_t n)
-{
-	unsigned char *buf = malloc(n);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t at;
-
-	assert_non_null(buf);
-	if (fd < 0)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
-	close(fd);
-	at = tu_first_diff(buf, want, n);
-	if (at != n)
-		fail_msg("%s: byte %zu of the file is 0x%02x, the mapping wrote "
-			 "0x%02x", path, off + at, buf[at], want[at]);
-	free(buf);
-}
-
 static void check_errmsg_has(const char *text, const char *what)
 {
 	const char *msg = ntm_errmsg();
@@ -279,7 +244,7 @@ static void test_create_sparse(void **state)
 			memcpy(base + offs[o], data, sizeof(data));
 			assert_int_equal(ntm_ns_persist(ns, base + offs[o],
 							sizeof(data)), 0);
-			check_file_bytes(path, offs[o], data, sizeof(data));
+			tu_check_file_bytes(path, offs[o], data, sizeof(data));
 		}
 		assert_int_equal(ntm_ns_persist(ns, base, size), 0);
 		/* Still sparse: only the pages written. */
@@ -290,7 +255,7 @@ static void test_create_sparse(void **state)
 				 path, (long long)st.st_blocks * 512);
 		ntm_ns_close(ns);
 		/* The data outlives the mapping. */
-		check_file_bytes(path, offs[3], data, sizeof(data));
+		tu_check_file_bytes(path, offs[3], data, sizeof(data));
 		assert_int_equal(unlink(path), 0);
 	}
 }
@@ -362,7 +327,7 @@ static void test_create_bad(void **state)
 
 	/* An existing file: -EEXIST, named, and neither removed nor cut. */
 	path_in_dir(path, sizeof(path), "existing");
-	write_file(path, PG, 0xe815, 0600);
+	tu_write_file(path, PG, 0xe815, 0600);
 	{
 		struct ntm_ns *ns = NS_SENTINEL;
 
@@ -377,7 +342,7 @@ static void test_create_bad(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, PG);
 	tu_fill_random(content, PG, 0xe815);
-	check_file_bytes(path, 0, content, PG);
+	tu_check_file_bytes(path, 0, content, PG);
 	assert_int_equal(unlink(path), 0);
 
 	/* No path. */
@@ -409,7 +374,7 @@ static void test_open_file(void **state)
 		int ret;
 
 		assert_non_null(want);
-		write_file(path, size, 0x0fe + i, 0600);
+		tu_write_file(path, size, 0x0fe + i, 0600);
 		tu_fill_random(want, size, 0x0fe + i);
 		ret = ntm_ns_open(&ns, path, 0);
 		if (ret)
@@ -439,7 +404,7 @@ static void test_open_file(void **state)
 			base[j] = want[j];
 		}
 		assert_int_equal(ntm_ns_persist(ns, base, size), 0);
-		check_file_bytes(path, 0, want, size);
+		tu_check_file_bytes(path, 0, want, size);
 		ntm_ns_close(ns);
 		free(want);
 		assert_int_equal(unlink(path), 0);
@@ -461,16 +426,16 @@ static void test_open_errors(void **state)
 	assert_int_equal(rmdir(path), 0);
 
 	path_in_dir(path, sizeof(path), "empty");
-	write_file(path, 0, 1, 0600);
+	tu_write_file(path, 0, 1, 0600);
 	expect_open_error(path, 0, -EINVAL, "an empty file");
 	expect_open_error(path, NTM_NS_READONLY, -EINVAL, "an empty file, ro");
 	assert_int_equal(unlink(path), 0);
 
 	path_in_dir(path, sizeof(path), "odd-size");
-	write_file(path, PG + 1, 2, 0600);
+	tu_write_file(path, PG + 1, 2, 0600);
 	expect_open_error(path, 0, -EINVAL, "size not a page multiple");
 	assert_int_equal(unlink(path), 0);
-	write_file(path, 100, 3, 0600);
+	tu_write_file(path, 100, 3, 0600);
 	expect_open_error(path, 0, -EINVAL, "size below a page");
 	assert_int_equal(unlink(path), 0);
 
@@ -545,7 +510,7 @@ static void test_open_readonly(void **state)
 
 	(void)state;
 	path_in_dir(path, sizeof(path), "readonly");
-	write_file(path, sizeof(want), 0x40, 0400);
+	tu_write_file(path, sizeof(want), 0x40, 0400);
 	tu_fill_random(want, sizeof(want), 0x40);
 
 	/* Read-only mapping: the data, and persist is a no-op. */

@@ -223,41 +223,6 @@ static struct stat stat_of(const char *path)
 	return st;
 }
 
-/* Write @n pseudo-random bytes from @seed into a new file at @path. */
-static void write_file(const char *path, size_t n, uint64_t seed)
-{
-	unsigned char *buf = malloc(n ? n : 1);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-	assert_non_null(buf);
-	if (fd < 0)
-		fail_msg("cannot create %s: %s", path, strerror(errno));
-	tu_fill_random(buf, n, seed);
-	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
-	close(fd);
-	free(buf);
-}
-
-/* The file's bytes [off, off + n) equal @want. */
-static void check_file_bytes(const char *path, size_t off,
-			     const unsigned char *want, size_t n)
-{
-	unsigned char *buf = malloc(n ? n : 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t at;
-
-	assert_non_null(buf);
-	if (fd < 0)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
-	close(fd);
-	at = tu_first_diff(buf, want, n);
-	if (at != n)
-		fail_msg("%s: byte %zu of the file is 0x%02x, expected 0x%02x",
-			 path, off + at, buf[at], want[at]);
-	free(buf);
-}
-
 /* The file at @path holds @n pseudo-random bytes from @seed. */
 static void check_file_seed(const char *path, size_t n, uint64_t seed)
 {
@@ -265,7 +230,7 @@ static void check_file_seed(const char *path, size_t n, uint64_t seed)
 
 	assert_non_null(want);
 	tu_fill_random(want, n, seed);
-	check_file_bytes(path, 0, want, n);
+	tu_check_file_bytes(path, 0, want, n);
 	free(want);
 }
 
@@ -349,9 +314,9 @@ static void test_map_create(void **state)
 		assert_int_equal(p[i], 0);
 	tu_fill_random(want, len, 0xc4ea7e);
 	assert_ptr_equal(pmem_memcpy_persist(p, want, len), p);
-	check_file_bytes(path, 0, want, len);
+	tu_check_file_bytes(path, 0, want, len);
 	assert_int_equal(pmem_unmap(p, mapped_len), 0);
-	check_file_bytes(path, 0, want, len);
+	tu_check_file_bytes(path, 0, want, len);
 
 	/* Both output pointers are optional. */
 	p = pmem_map_file(path, 0, 0, 0, NULL, NULL);
@@ -374,7 +339,7 @@ static void test_map_create_existing(void **state)
 
 	(void)state;
 	path_in_dir(path, sizeof(path), "existing");
-	write_file(path, old, 0xe1);
+	tu_write_file(path, old, 0xe1, 0644);
 	tu_fill_random(want, old, 0xe1);
 	p = pmem_map_file(path, len, PMEM_FILE_CREATE, 0600, &mapped_len, NULL);
 	if (!p)
@@ -409,7 +374,7 @@ static void test_map_create_excl(void **state)
 
 	(void)state;
 	path_in_dir(path, sizeof(path), "excl");
-	write_file(path, 2 * PG, 0xe4c1);
+	tu_write_file(path, 2 * PG, 0xe4c1, 0644);
 	expect_map_error(path, 8 * PG, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
 			 EEXIST, 0, "CREATE|EXCL on an existing file");
 	assert_int_equal(stat_of(path).st_size, (off_t)(2 * PG));
@@ -437,7 +402,7 @@ static void test_map_bad_args(void **state)
 	(void)state;
 	path_in_dir(path, sizeof(path), "never-created");
 	path_in_dir(existing, sizeof(existing), "bad-args");
-	write_file(existing, 2 * PG, 0xbad);
+	tu_write_file(existing, 2 * PG, 0xbad, 0644);
 	before = count_entries(dir);
 
 	expect_map_error(path, 0, PMEM_FILE_CREATE, EINVAL, 0,
@@ -535,7 +500,7 @@ static void test_map_sparse(void **state)
 	p[len / 2] = 0x5a;
 	assert_int_equal(pmem_msync(p + len / 2, 1), 0);
 	assert_int_equal(pmem_unmap(p, mapped_len), 0);
-	check_file_bytes(path, len / 2, (const unsigned char *)"\x5a", 1);
+	tu_check_file_bytes(path, len / 2, (const unsigned char *)"\x5a", 1);
 	assert_int_equal(unlink(path), 0);
 }
 
@@ -554,7 +519,7 @@ static void test_map_existing_whole(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		size_t n = sizes[i];
 
-		write_file(path, n, 0x40 + i);
+		tu_write_file(path, n, 0x40 + i, 0644);
 		tu_fill_random(want, n, 0x40 + i);
 		mapped_len = 0;
 		is_pmem = -7;
@@ -570,7 +535,7 @@ static void test_map_existing_whole(void **state)
 		p[n - 1] ^= 0xff;
 		want[n - 1] ^= 0xff;
 		assert_int_equal(pmem_msync(p + n - 1, 1), 0);
-		check_file_bytes(path, 0, want, n);
+		tu_check_file_bytes(path, 0, want, n);
 		assert_int_equal(pmem_unmap(p, mapped_len), 0);
 		assert_int_equal(stat_of(path).st_size, (off_t)n);
 		assert_int_equal(unlink(path), 0);
@@ -592,7 +557,7 @@ static void test_map_existing_odd_size(void **state)
 	(void)state;
 	assert_non_null(want);
 	path_in_dir(path, sizeof(path), "odd-size");
-	write_file(path, n, 0x0dd);
+	tu_write_file(path, n, 0x0dd, 0644);
 	tu_fill_random(want, n, 0x0dd);
 	p = pmem_map_file(path, 0, 0, 0, &mapped_len, NULL);
 	if (!p)
@@ -602,7 +567,7 @@ static void test_map_existing_odd_size(void **state)
 	pmem_memset_persist(p + n - 10, 0xa5, 10);
 	memset(want + n - 10, 0xa5, 10);
 	assert_int_equal(pmem_msync(p, n), 0);
-	check_file_bytes(path, 0, want, n);
+	tu_check_file_bytes(path, 0, want, n);
 	assert_int_equal(pmem_unmap(p, mapped_len), 0);
 	assert_int_equal(stat_of(path).st_size, (off_t)n);
 	assert_int_equal(unlink(path), 0);
@@ -1132,7 +1097,7 @@ static void test_flush_msync(void **state)
 	assert_int_equal(pmem_msync(p + 1000, 5000), 0);
 	memset(want, 0, 1000);
 	memset(want + 6000, 0, len - 6000);
-	check_file_bytes(path, 0, want, len);
+	tu_check_file_bytes(path, 0, want, len);
 
 	/* Unaligned starts and lengths (PMDK aligns the start down). */
 	for (size_t off = 1; off < len - 200; off += 4093) {
@@ -1144,10 +1109,10 @@ static void test_flush_msync(void **state)
 	}
 	assert_int_equal(pmem_msync(p + PG - 1, 2), 0);
 	assert_int_equal(pmem_msync(p, len), 0);
-	check_file_bytes(path, 0, want, len);
+	tu_check_file_bytes(path, 0, want, len);
 
 	assert_int_equal(pmem_unmap(p, mapped_len), 0);
-	check_file_bytes(path, 0, want, len);
+	tu_check_file_bytes(path, 0, want, len);
 	assert_int_equal(unlink(path), 0);
 	free(want);
 }

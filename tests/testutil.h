@@ -99,4 +99,51 @@ static inline void tu_unmap_fenced(unsigned char *p, size_t len)
 		munmap(p - pg, tu_round_up(len, pg) + 2 * pg);
 }
 
+/*
+ * File helpers; they assert through cmocka, so include <cmocka.h> (after
+ * its prerequisites) before this header to use them.
+ */
+#ifdef cmocka_unit_test
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* Write @n pseudo-random bytes from @seed into a new file at @path. */
+static inline void tu_write_file(const char *path, size_t n, uint64_t seed,
+				 mode_t mode)
+{
+	unsigned char *buf = malloc(n ? n : 1);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+
+	assert_non_null(buf);
+	if (fd < 0)
+		fail_msg("cannot create %s: %s", path, strerror(errno));
+	tu_fill_random(buf, n, seed);
+	assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
+	close(fd);
+	free(buf);
+}
+
+/* The file's bytes [off, off + n) equal @want. */
+static inline void tu_check_file_bytes(const char *path, size_t off,
+				       const unsigned char *want, size_t n)
+{
+	unsigned char *buf = malloc(n ? n : 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t at;
+
+	assert_non_null(buf);
+	if (fd < 0)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+	at = tu_first_diff(buf, want, n);
+	if (at != n)
+		fail_msg("%s: byte %zu of the file is 0x%02x, expected 0x%02x",
+			 path, off + at, buf[at], want[at]);
+	free(buf);
+}
+#endif
+
 #endif /* NTMEM_TESTUTIL_H */
