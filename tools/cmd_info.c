@@ -14,7 +14,8 @@
 static const char *isa_of_inline_path(void)
 {
 #if defined(__x86_64__)
-	return "sse2 (16-byte MOVNTDQ / 8-byte MOVNTI, baseline ISA)";
+	return "16-byte MOVNTDQ (32-byte VMOVNTDQ when the caller builds "
+	       "with -mavx), 8-byte MOVNTI";
 #else
 	return "generic (memcpy + write-back)";
 #endif
@@ -38,7 +39,8 @@ static void print_text(void)
 	printf("variants:        ");
 	for (size_t i = 0; i < nv; i++)
 		printf(" %s%s", v[i].name, ntm_variant_supported(&v[i]) ? "" : "(unsupported)");
-	printf("\nntm_memcpy_nt:    %s (out of line); constant sizes inline: %s\n",
+	printf("\nntm_memcpy_nt:    %s (out of line);\n"
+	       "                  constant sizes inline: %s\n",
 	       ntm_variant_active()->name, isa_of_inline_path());
 	printf("ntm_memcpy_flush: %s\n", ntm_variant_active()->name);
 	printf("ntm_memset_nt:    %s\n", ntm_variant_active()->name);
