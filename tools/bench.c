@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "commands.h"
 
 uint64_t bench_now_ns(void)
 {
@@ -180,6 +181,31 @@ void bench_progress_done(void)
 {
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+}
+
+int bench_opt_int(const char *cmd, const char *opt, const char *arg, long min,
+		  long max, int *out)
+{
+	char expected[64];
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		snprintf(expected, sizeof(expected), "a number from %ld to %ld",
+			 min, max);
+		return cmd_bad_arg(cmd, opt, arg, expected);
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int bench_opt_format(const char *cmd, bool json, bool csv)
+{
+	return json && csv ? cmd_bad_arg(cmd, "--csv", "with --json",
+					 "one output format")
+			   : 0;
 }
 
 enum report_format bench_format(bool json, bool csv)

@@ -56,8 +56,22 @@ const char *bench_size_name(size_t bytes, char *buf, size_t len);
 void bench_progress(int done, int total, const char *what);
 void bench_progress_done(void);
 
-/* Output format from --json / --csv flags. */
+/* Runs per case: at least 5 for a median, at most this. */
+#define BENCH_MAX_RUNS 101
+
+/*
+ * Parse option @opt's whole-number @arg in [@min, @max] into @out. Return:
+ * 0, or the usage exit status after naming the bad value (cmd_bad_arg()).
+ */
+int bench_opt_int(const char *cmd, const char *opt, const char *arg, long min,
+		  long max, int *out);
+/* --runs: 1 to BENCH_MAX_RUNS. */
+#define bench_opt_runs(cmd, arg, runs) \
+	bench_opt_int(cmd, "--runs", arg, 1, BENCH_MAX_RUNS, runs)
+
+/* Output format from --json / --csv; both given is a usage error (2). */
 enum report_format bench_format(bool json, bool csv);
+int bench_opt_format(const char *cmd, bool json, bool csv);
 
 /* Describe the host: transparent huge page mode and the CPU model. */
 const char *bench_thp_mode(char *buf, size_t len);

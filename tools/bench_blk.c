@@ -31,7 +31,6 @@
 #include "commands.h"
 #include "peer_pmdk.h"
 
-#define MAX_RUNS 101
 
 enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_PMDK, NIMPL };
 static const char *const impl_names[] = { "direct", "hardened-mem",
@@ -185,7 +184,7 @@ static int run(const struct options *o)
 	struct target t = { 0 };
 	struct report rep;
 	char kind[32], why[256], buf[160];
-	double ns[NPAT][NIMPL][MAX_RUNS];
+	double ns[NPAT][NIMPL][BENCH_MAX_RUNS];
 	size_t blocks;
 	int ret, nimpl = NIMPL;
 	uint64_t x = 0x2545f4914f6cdd1dull;
@@ -354,10 +353,8 @@ int cmd_bench_blk(int argc, char **argv)
 						   "1 to 100000000 requests");
 			break;
 		case 'r':
-			o.runs = atoi(optarg);
-			if (o.runs < 1 || o.runs > MAX_RUNS)
-				return cmd_bad_arg("bench blk", "--runs", optarg,
-						   "a number from 1 to 101");
+			if (bench_opt_runs("bench blk", optarg, &o.runs))
+				return 2;
 			break;
 		case 'd': o.device = optarg; break;
 		case 'D': o.dir = optarg; break;
@@ -370,7 +367,7 @@ int cmd_bench_blk(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_bad_arg("bench blk", "argument", argv[optind], "options only");
-	if (o.json && o.csv)
-		return cmd_bad_arg("bench blk", "--csv", "with --json", "one output format");
+	if (bench_opt_format("bench blk", o.json, o.csv))
+		return 2;
 	return run(&o);
 }

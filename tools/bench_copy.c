@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,6 @@
 #define MAX_SIZES 64
 #define MAX_ALIGNS 16
 #define MAX_CASES 24
-#define MAX_RUNS 101
 
 enum sem { SEM_LIMIT, SEM_NT, SEM_FLUSH, SEM_BOTH };
 static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
@@ -70,7 +70,7 @@ struct copy_case {
 	const char *impl;
 	void *(*fn)(void *dst, const void *src, size_t n);	/* K_VARIANT */
 	inline_loop_fn inline_loop;				/* K_INLINE */
-	double ns[MAX_RUNS];
+	double ns[BENCH_MAX_RUNS];
 	struct bench_stats st;
 };
 
@@ -453,13 +453,15 @@ int cmd_bench_copy(int argc, char **argv)
 						   "a size such as 256m");
 			break;
 		case 'r':
-			o.runs = atoi(optarg);
-			if (o.runs < 1 || o.runs > MAX_RUNS)
-				return cmd_bad_arg("bench copy", "--runs", optarg,
-						   "a number from 1 to 101");
+			if (bench_opt_runs("bench copy", optarg, &o.runs))
+				return 2;
 			break;
 		case 'v': o.variants = optarg; break;
-		case 'c': o.cpu = atoi(optarg); break;
+		case 'c':
+			if (bench_opt_int("bench copy", "--cpu", optarg, 0,
+					  CPU_SETSIZE - 1, &o.cpu))
+				return 2;
+			break;
 		case 'C': o.want_var = false; break;
 		case 'V': o.want_const = false; break;
 		case 'H': o.huge = false; break;
@@ -505,8 +507,7 @@ int cmd_bench_copy(int argc, char **argv)
 						   "a variant this CPU runs (see ntmem info)");
 		}
 	}
-	if (o.json && o.csv)
-		return cmd_bad_arg("bench copy", "--csv", "with --json",
-				   "one output format");
+	if (bench_opt_format("bench copy", o.json, o.csv))
+		return 2;
 	return run(&o);
 }

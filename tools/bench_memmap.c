@@ -35,7 +35,6 @@
 
 #define MAX_LAYOUTS 3
 #define MAX_STRATS 8
-#define MAX_RUNS 101
 #define MAX_THREADS 64
 
 struct setup {
@@ -65,7 +64,7 @@ struct options {
 struct bench_case {
 	const char *name;
 	int strategy;		/* -1: the limit; else as in options */
-	double ns[MAX_RUNS];
+	double ns[BENCH_MAX_RUNS];
 	struct bench_stats st;
 };
 
@@ -472,17 +471,14 @@ int cmd_bench_memmap(int argc, char **argv)
 		case 'm': map = optarg; break;
 		case 'S': strategies = optarg; break;
 		case 't':
-			n = atoi(optarg);
-			if (n < 1 || n > MAX_THREADS)
-				return cmd_bad_arg("bench memmap", "--threads", optarg,
-						   "a number from 1 to 64");
+			if (bench_opt_int("bench memmap", "--threads", optarg, 1,
+					  MAX_THREADS, &n))
+				return 2;
 			o.threads = (unsigned)n;
 			break;
 		case 'r':
-			o.runs = atoi(optarg);
-			if (o.runs < 1 || o.runs > MAX_RUNS)
-				return cmd_bad_arg("bench memmap", "--runs", optarg,
-						   "a number from 1 to 101");
+			if (bench_opt_runs("bench memmap", optarg, &o.runs))
+				return 2;
 			break;
 		case 'd': o.device = optarg; break;
 		case 'D': o.dir = optarg; break;
@@ -523,9 +519,8 @@ int cmd_bench_memmap(int argc, char **argv)
 		return cmd_bad_arg("bench memmap", "--size", given,
 				   "a multiple of --align");
 	}
-	if (o.json && o.csv)
-		return cmd_bad_arg("bench memmap", "--csv", "with --json",
-				   "one output format");
+	if (bench_opt_format("bench memmap", o.json, o.csv))
+		return 2;
 
 	if (align || map || o.device) {
 		o.setups[0] = (struct setup){ a == 4096 ? "fsdax" : "devdax", a,
