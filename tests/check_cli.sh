@@ -32,6 +32,9 @@ expect 2 "bench copy --sizes 0" "$ntmem" bench copy --sizes 0
 expect 2 "bench copy --total 0" "$ntmem" bench copy --total 0
 err_names "invalid --total" "--total error names the option"
 expect 2 "bench copy --runs 0" "$ntmem" bench copy --runs 0
+expect 2 "bench copy --runs 5x" "$ntmem" bench copy --runs 5x
+err_names "invalid --runs '5x'" "--runs error names trailing junk"
+expect 2 "bench copy --cpu -1" "$ntmem" bench copy --cpu -1
 expect 2 "bench copy --align 5000" "$ntmem" bench copy --align 5000
 expect 2 "bench copy --variant nope" "$ntmem" bench copy --variant nope
 err_names "invalid --variant 'nope'" "--variant error names the value"
