@@ -276,7 +276,8 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 		struct stat st;
 
 		/* The platform's list is read, never written. */
-		b->bb_path = (free(b->bb_path), NULL);
+		free(b->bb_path);
+		b->bb_path = NULL;
 		if (kind == NTM_NS_DEVDAX && stat(ntm_ns_path(ns), &st) == 0) {
 			ret = ntm_badblocks_devdax("/sys", st.st_rdev, b->size,
 						   bb_add_cb, b);

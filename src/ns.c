@@ -267,6 +267,18 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 	return 0;
 }
 
+/* A created or anonymous namespace's size and alignment; 0 or -EINVAL. */
+static int check_geometry(size_t size, size_t align)
+{
+	if (!is_pow2(align) || align < PAGE)
+		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
+				 "least %u", align, PAGE);
+	if (size == 0 || size % align)
+		return ntm_error(-EINVAL, "size %zu: not a non-zero multiple of "
+				 "the alignment %zu", size, align);
+	return 0;
+}
+
 int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		  size_t align, unsigned flags)
 {
@@ -277,12 +289,9 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		return ntm_error(-EINVAL, "path: none given");
 	if (flags & ~(NTM_NS_TEMPORARY | NTM_NS_EMULATE))
 		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
-	if (!is_pow2(align) || align < PAGE)
-		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
-				 "least %u", align, PAGE);
-	if (size == 0 || size % align)
-		return ntm_error(-EINVAL, "size %zu: not a non-zero multiple of "
-				 "the alignment %zu", size, align);
+	ret = check_geometry(size, align);
+	if (ret)
+		return ret;
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return ntm_error(-errno, "path '%s': cannot create", path);
@@ -326,12 +335,9 @@ int ntm_ns_anon(struct ntm_ns **out, size_t size, size_t align)
 
 	if (!out)
 		return ntm_error(-EINVAL, "ns: NULL");
-	if (!is_pow2(align) || align < PAGE)
-		return ntm_error(-EINVAL, "align %zu: not a power of two of at "
-				 "least %u", align, PAGE);
-	if (size == 0 || size % align)
-		return ntm_error(-EINVAL, "size %zu: not a non-zero multiple of "
-				 "the alignment %zu", size, align);
+	ret = check_geometry(size, align);
+	if (ret)
+		return ret;
 	ns = ns_alloc(NULL);
 	if (!ns)
 		return ntm_error(-ENOMEM, "anonymous namespace: no memory");
