@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ntmem.h>
+
 #include "bench.h"
 #include "commands.h"
 
@@ -181,6 +183,18 @@ void bench_progress_done(void)
 {
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+}
+
+const struct ntm_variant *bench_widest_variant(void)
+{
+	size_t nv;
+	const struct ntm_variant *all = ntm_variant_list(&nv), *best = all;
+
+	/* ntm_variant_list() is ordered from the lowest ISA to the highest. */
+	for (size_t i = 0; i < nv; i++)
+		if (ntm_variant_supported(&all[i]))
+			best = &all[i];
+	return best;
 }
 
 int bench_opt_int(const char *cmd, const char *opt, const char *arg, long min,

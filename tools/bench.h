@@ -56,6 +56,13 @@ const char *bench_size_name(size_t bytes, char *buf, size_t len);
 void bench_progress(int done, int total, const char *what);
 void bench_progress_done(void);
 
+struct ntm_variant;
+/*
+ * The widest copy variant this CPU runs: its NT fill of a region is the
+ * streaming-write limit every benchmark compares against.
+ */
+const struct ntm_variant *bench_widest_variant(void);
+
 /* Runs per case: at least 5 for a median, at most this. */
 #define BENCH_MAX_RUNS 101
 

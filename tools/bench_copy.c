@@ -297,7 +297,7 @@ static int run(const struct options *o)
 	struct peer_pmdk pmdk;
 	struct report rep;
 	struct worst worst = { 0, "" };
-	size_t max_size = 0, nv;
+	size_t max_size = 0;
 	char why[256], buf[160];
 	int ret, groups = o->nsizes * o->naligns, done = 0;
 
@@ -305,13 +305,7 @@ static int run(const struct options *o)
 		if (o->sizes[i] > max_size)
 			max_size = o->sizes[i];
 	/* The limit: the widest variant this CPU runs, always aligned. */
-	{
-		const struct ntm_variant *all = ntm_variant_list(&nv);
-
-		for (size_t i = 0; i < nv; i++)
-			if (ntm_variant_supported(&all[i]))
-				limit_variant = &all[i];
-	}
+	limit_variant = bench_widest_variant();
 
 	ret = bench_pin_cpu(o->cpu);
 	if (ret) {

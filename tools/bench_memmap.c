@@ -86,17 +86,6 @@ static void *fill_share_run(void *arg)
 	return NULL;
 }
 
-static const struct ntm_variant *widest_variant(void)
-{
-	size_t nv;
-	const struct ntm_variant *all = ntm_variant_list(&nv), *best = all;
-
-	for (size_t i = 0; i < nv; i++)
-		if (ntm_variant_supported(&all[i]))
-			best = &all[i];
-	return best;
-}
-
 static void fill_limit(void *p, size_t n, unsigned threads)
 {
 	struct fill_share share[MAX_THREADS];
@@ -105,7 +94,7 @@ static void fill_limit(void *p, size_t n, unsigned threads)
 	for (unsigned i = 0; i < threads; i++) {
 		size_t off = per * i < n ? per * i : n;
 
-		share[i].v = widest_variant();
+		share[i].v = bench_widest_variant();
 		share[i].p = (unsigned char *)p + off;
 		share[i].n = n - off < per ? n - off : per;
 		if (i && pthread_create(&share[i].thread, NULL, fill_share_run,
@@ -339,7 +328,7 @@ static int run(struct options *o)
 		report_meta(&rep, "size", "%s in %s", bench_size_name(o->size, buf,
 			    sizeof(buf)), o->dir);
 	report_meta(&rep, "variant", "copies %s, limit = %s nt-fill",
-		    ntm_variant_active()->name, widest_variant()->name);
+		    ntm_variant_active()->name, bench_widest_variant()->name);
 	report_meta(&rep, "runs", "%d, median [min, max]; memmap written back "
 		    "before each run", o->runs);
 	report_meta(&rep, "pmdk", "%s", pmdk.handle ? pmdk.path : why);
