@@ -11,13 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
+#include "badblocks.h"
+#include "fault.h"
 #include "internal.h"
 #include "ntmem/blk.h"
 #include "ntmem/mc.h"
 
 #define CHUNK 4096u	/* the kernel copies pmem a page at a time */
+/*
+ * Space is reserved in 2 MiB steps: one madvise() per 2 MiB written for
+ * the first time costs nothing next to the copies, and a huge page's worth
+ * is what a DAX file system allocates at once anyway.
+ */
+#define RESERVE_CHUNK (2u << 20)
 
 struct ntm_blk {
 	struct ntm_ns *ns;
@@ -31,25 +41,27 @@ struct ntm_blk {
 	const struct ntm_memmap *memmap;
 	char *bb_path;		/* where the list persists, or NULL */
 	/*
-	 * The bad-sector list. nbad is read without the lock on every
-	 * request: an empty list costs one load, and a request that races
-	 * with an inject sees the list before or after it, as with the
-	 * kernel's seqlock-protected badblocks.
+	 * The bad-sector list. nbad mirrors bad.n and is read without the
+	 * lock on every request: an empty list costs one load, and a request
+	 * that races with an inject sees the list before or after it, as
+	 * with the kernel's seqlock-protected badblocks. A change is built
+	 * aside under bb_change and switched in under bb_lock.
 	 */
+	pthread_mutex_t bb_change;
 	pthread_rwlock_t bb_lock;
-	size_t nbad, cap;
-	struct ntm_badblock *bad;
+	size_t nbad;
+	struct ntm_bb_list bad;
+	/*
+	 * A file-backed namespace may be sparse: the first store into a hole
+	 * allocates, and on a full file system that store is a SIGBUS. Each
+	 * RESERVE_CHUNK of the device is populated (allocated, contents
+	 * unchanged) before its first write, so a write that cannot get space
+	 * fails before it changes anything. One bit per chunk, set once.
+	 */
+	bool reserve;
+	uint64_t *reserved;
 };
-
 /* --- the bad-sector list ------------------------------------------------ */
-
-static bool bb_overlaps_locked(const struct ntm_blk *b, uint64_t s, uint64_t n)
-{
-	for (size_t i = 0; i < b->nbad && b->bad[i].sector < s + n; i++)
-		if (b->bad[i].sector + b->bad[i].count > s)
-			return true;
-	return false;
-}
 
 static bool bb_overlaps(struct ntm_blk *b, uint64_t off, uint64_t len)
 {
@@ -58,116 +70,34 @@ static bool bb_overlaps(struct ntm_blk *b, uint64_t off, uint64_t len)
 	if (__atomic_load_n(&b->nbad, __ATOMIC_ACQUIRE) == 0)
 		return false;
 	pthread_rwlock_rdlock(&b->bb_lock);
-	hit = bb_overlaps_locked(b, off / NTM_BADBLOCK_SECTOR,
-				 (len + NTM_BADBLOCK_SECTOR - 1) / NTM_BADBLOCK_SECTOR);
+	hit = ntm_bb_overlaps(&b->bad, off / NTM_BADBLOCK_SECTOR,
+			      (len + NTM_BADBLOCK_SECTOR - 1) / NTM_BADBLOCK_SECTOR);
 	pthread_rwlock_unlock(&b->bb_lock);
 	return hit;
 }
 
-/* Rebuild the list from a bitmap-free merge: add [s, s+n), keep sorted. */
-static int bb_insert_locked(struct ntm_blk *b, uint64_t s, uint64_t n)
+/* Make @next the list readers see; the old one is freed. */
+static void bb_switch(struct ntm_blk *b, struct ntm_bb_list *next)
 {
-	size_t i = 0, j;
+	struct ntm_bb_list old;
 
-	if (b->nbad == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		struct ntm_badblock *bad = realloc(b->bad, cap * sizeof(*bad));
-
-		if (!bad)
-			return -ENOMEM;
-		b->bad = bad;
-		b->cap = cap;
-	}
-	while (i < b->nbad && b->bad[i].sector + b->bad[i].count < s)
-		i++;
-	/* Merge every range that overlaps or touches [s, s + n). */
-	for (j = i; j < b->nbad && b->bad[j].sector <= s + n; j++) {
-		uint64_t end = b->bad[j].sector + b->bad[j].count;
-
-		if (b->bad[j].sector < s)
-			n += s - b->bad[j].sector, s = b->bad[j].sector;
-		if (end > s + n)
-			n = end - s;
-	}
-	memmove(&b->bad[i + 1], &b->bad[j], (b->nbad - j) * sizeof(*b->bad));
-	b->bad[i] = (struct ntm_badblock){ s, n };
-	__atomic_store_n(&b->nbad, b->nbad - (j - i) + 1, __ATOMIC_RELEASE);
-	return 0;
+	pthread_rwlock_wrlock(&b->bb_lock);
+	old = b->bad;
+	b->bad = *next;
+	__atomic_store_n(&b->nbad, next->n, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&b->bb_lock);
+	ntm_bb_free(&old);
 }
 
-static int bb_remove_locked(struct ntm_blk *b, uint64_t s, uint64_t n)
-{
-	struct ntm_badblock *out = malloc((b->nbad + 1) * sizeof(*out));
-	size_t k = 0;
-
-	if (!out)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->nbad; i++) {
-		uint64_t bs = b->bad[i].sector, be = bs + b->bad[i].count;
-
-		if (be <= s || bs >= s + n) {
-			out[k++] = b->bad[i];
-			continue;
-		}
-		if (bs < s)	/* the part before the cleared range */
-			out[k++] = (struct ntm_badblock){ bs, s - bs };
-		if (be > s + n)	/* the part after it */
-			out[k++] = (struct ntm_badblock){ s + n, be - (s + n) };
-	}
-	free(b->bad);
-	b->bad = out;
-	b->cap = b->nbad + 1;
-	__atomic_store_n(&b->nbad, k, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* Write the list to bb_path: "sector count" per line, as sysfs does. */
-static int bb_save_locked(const struct ntm_blk *b)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
-
-	if (!b->bb_path)
-		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", b->bb_path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return ntm_error(-errno, "badblocks '%s': cannot write", tmp);
-	for (size_t i = 0; i < b->nbad; i++)
-		fprintf(f, "%llu %llu\n", (unsigned long long)b->bad[i].sector,
-			(unsigned long long)b->bad[i].count);
-	if (fclose(f) || rename(tmp, b->bb_path))
-		return ntm_error(-errno, "badblocks '%s': cannot write", b->bb_path);
-	return 0;
-}
-
-static int bb_load(struct ntm_blk *b, const char *path)
-{
-	unsigned long long s, n;
-	FILE *f = fopen(path, "r");
-	int ret = 0;
-
-	if (!f)
-		return errno == ENOENT ? 0 : ntm_error(-errno, "badblocks '%s': "
-						       "cannot read", path);
-	while (!ret && fscanf(f, "%llu %llu", &s, &n) == 2) {
-		uint64_t limit = b->size / NTM_BADBLOCK_SECTOR;
-
-		/* Entries past the device (a list from a larger one) are dropped. */
-		if (s >= limit)
-			continue;
-		if (n > limit - s)
-			n = limit - s;
-		if (n)
-			ret = bb_insert_locked(b, s, n);
-	}
-	fclose(f);
-	return ret;
-}
-
+/*
+ * Add or clear [sector, sector + count): build the new list, make it
+ * durable in its file, and only then let readers see it. Any failure
+ * leaves the list in memory and on disk as it was.
+ */
 static int bb_change(struct ntm_blk *b, uint64_t sector, uint64_t count, bool add)
 {
 	uint64_t limit = b->size / NTM_BADBLOCK_SECTOR;
+	struct ntm_bb_list next;
 	int ret;
 
 	if (!b->managed)
@@ -181,22 +111,37 @@ static int bb_change(struct ntm_blk *b, uint64_t sector, uint64_t count, bool ad
 				 (unsigned long long)sector,
 				 (unsigned long long)count,
 				 (unsigned long long)limit);
-	pthread_rwlock_wrlock(&b->bb_lock);
-	ret = add ? bb_insert_locked(b, sector, count)
-		  : bb_remove_locked(b, sector, count);
-	if (!ret)
-		ret = bb_save_locked(b);
-	pthread_rwlock_unlock(&b->bb_lock);
-	return ret == -ENOMEM ? ntm_error(ret, "badblocks: no memory") : ret;
+	/* Changers queue here; readers only wait for the switch. */
+	pthread_mutex_lock(&b->bb_change);
+	ret = ntm_bb_change(&b->bad, sector, count, add, &next);
+	if (ret) {
+		ret = ntm_error(ret, "badblocks: no memory");
+		goto out;
+	}
+	if (b->bb_path) {
+		ret = ntm_bb_save(b->bb_path, &next);
+		if (ret) {
+			ntm_bb_free(&next);
+			goto out;
+		}
+	}
+	bb_switch(b, &next);
+out:
+	pthread_mutex_unlock(&b->bb_change);
+	return ret;
 }
 
 int ntm_blk_badblocks_add(struct ntm_blk *b, uint64_t sector, uint64_t count)
 {
+	if (!b)
+		return ntm_error(-EINVAL, "blk: NULL");
 	return bb_change(b, sector, count, true);
 }
 
 int ntm_blk_badblocks_clear(struct ntm_blk *b, uint64_t sector, uint64_t count)
 {
+	if (!b)
+		return ntm_error(-EINVAL, "blk: NULL");
 	return bb_change(b, sector, count, false);
 }
 
@@ -204,17 +149,27 @@ size_t ntm_blk_badblocks(struct ntm_blk *b, struct ntm_badblock *out, size_t max
 {
 	size_t n;
 
+	if (!b)
+		return 0;
 	pthread_rwlock_rdlock(&b->bb_lock);
-	n = b->nbad;
-	if (n && max)
-		memcpy(out, b->bad, (n < max ? n : max) * sizeof(*out));
+	n = b->bad.n;
+	if (n && max && out)
+		memcpy(out, b->bad.v, (n < max ? n : max) * sizeof(*out));
 	pthread_rwlock_unlock(&b->bb_lock);
 	return n;
 }
 
+/* Collects a devdax device's ranges from sysfs while the device opens. */
 static int bb_add_cb(void *arg, uint64_t sector, uint64_t count)
 {
-	return bb_insert_locked(arg, sector, count);
+	struct ntm_bb_list *list = arg, next;
+	int ret = ntm_bb_change(list, sector, count, true, &next);
+
+	if (ret == 0) {
+		ntm_bb_free(list);
+		*list = next;
+	}
+	return ret;
 }
 
 /* --- open / close ------------------------------------------------------- */
@@ -225,7 +180,6 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	const struct ntm_blk_config defaults = { 0 };
 	enum ntm_ns_kind kind;
 	struct ntm_blk *b;
-	const char *path;
 	int ret;
 
 	if (!out || !ns)
@@ -245,6 +199,9 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	b->cpu_durable = ntm_ns_cpu_durable(ns) || ntm_ns_kind(ns) == NTM_NS_ANON;
 	kind = ntm_ns_kind(ns);
 	b->managed = kind != NTM_NS_DEVDAX && kind != NTM_NS_FSDAX;
+	/* Only a file's blocks can be missing; devdax and anon have none. */
+	b->reserve = !b->readonly && kind != NTM_NS_DEVDAX && kind != NTM_NS_ANON;
+	pthread_mutex_init(&b->bb_change, NULL);
 	pthread_rwlock_init(&b->bb_lock, NULL);
 	if (b->sector != 512 && b->sector != 4096) {
 		ret = ntm_error(-EINVAL, "sector_size %u: 512 or 4096",
@@ -257,30 +214,40 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 				b->sector);
 		goto out_free;
 	}
-	path = cfg->badblocks_path;
-	if (!path && b->managed && !ntm_ns_is_temporary(ns) && *ntm_ns_path(ns)) {
-		if (asprintf(&b->bb_path, "%s.badblocks", ntm_ns_path(ns)) < 0) {
-			b->bb_path = NULL;
+	if (b->reserve) {
+		b->reserved = calloc((b->size + 64ull * RESERVE_CHUNK - 1) /
+				     (64ull * RESERVE_CHUNK), sizeof(uint64_t));
+		if (!b->reserved) {
 			ret = ntm_error(-ENOMEM, "blk: no memory");
 			goto out_free;
 		}
-	} else if (path) {
-		b->bb_path = strdup(path);
+	}
+	/* An emulated namespace keeps its list in a file, if it has one. */
+	ret = 0;
+	if (b->managed && cfg->badblocks_path) {
+		b->bb_path = strdup(cfg->badblocks_path);
+		ret = b->bb_path ? 0 : -ENOMEM;
+	} else if (b->managed && !ntm_ns_is_temporary(ns) && *ntm_ns_path(ns)) {
+		if (asprintf(&b->bb_path, "%s.badblocks", ntm_ns_path(ns)) < 0)
+			b->bb_path = NULL, ret = -ENOMEM;
+	}
+	if (ret) {
+		ret = ntm_error(ret, "blk: no memory");
+		goto out_free;
 	}
 	if (b->bb_path) {
-		ret = bb_load(b, b->bb_path);
+		ret = ntm_bb_load(b->bb_path, b->size / NTM_BADBLOCK_SECTOR,
+				  &b->bad);
 		if (ret)
 			goto out_free;
 	}
-	if (!b->managed) {
+	if (kind == NTM_NS_DEVDAX) {
 		struct stat st;
 
 		/* The platform's list is read, never written. */
-		free(b->bb_path);
-		b->bb_path = NULL;
-		if (kind == NTM_NS_DEVDAX && stat(ntm_ns_path(ns), &st) == 0) {
+		if (stat(ntm_ns_path(ns), &st) == 0) {
 			ret = ntm_badblocks_devdax("/sys", st.st_rdev, b->size,
-						   bb_add_cb, b);
+						   bb_add_cb, &b->bad);
 			if (ret) {
 				ret = ntm_error(ret, "badblocks: cannot read the "
 						"region's list in sysfs");
@@ -288,14 +255,12 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 			}
 		}
 	}
+	b->nbad = b->bad.n;
 	*out = b;
 	return 0;
 
 out_free:
-	free(b->bb_path);
-	free(b->bad);
-	pthread_rwlock_destroy(&b->bb_lock);
-	free(b);
+	ntm_blk_close(b);
 	return ret;
 }
 
@@ -304,8 +269,10 @@ void ntm_blk_close(struct ntm_blk *b)
 	if (!b)
 		return;
 	free(b->bb_path);
-	free(b->bad);
+	free(b->reserved);
+	ntm_bb_free(&b->bad);
 	pthread_rwlock_destroy(&b->bb_lock);
+	pthread_mutex_destroy(&b->bb_change);
 	free(b);
 }
 
@@ -408,28 +375,81 @@ static ssize_t do_read(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 	return (ssize_t)len;
 }
 
-static ssize_t do_write(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
-			size_t len, uint64_t off, unsigned flags)
+/*
+ * What a write fault at @addr means: the file lost the page (truncated
+ * underneath) or its file system has no block left for it.
+ */
+static int write_fault_error(const struct ntm_blk *b, uintptr_t addr)
 {
-	uint64_t pos = off;
+	unsigned long long pos = addr - (uintptr_t)b->base;
+	const char *path = ntm_ns_path(b->ns);
+	struct statvfs vfs;
+	struct stat st;
 
-	if (flags & ~NTM_BLK_FUA)
-		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
-	if (b->readonly)
-		return ntm_error(-EROFS, "offset %llu: the namespace is read-only",
-				 (unsigned long long)off);
-	if (b->hardened && check_pages(b, off, len))
-		return -EFAULT;
-	if (bb_overlaps(b, off, len)) {
-		/* Writing a bad sector clears it, as the pmem driver does. */
-		int ret = ntm_blk_badblocks_clear(b, off / NTM_BADBLOCK_SECTOR,
-						  len / NTM_BADBLOCK_SECTOR);
+	if (*path && !ntm_ns_is_temporary(b->ns) && stat(path, &st) == 0 &&
+	    (unsigned long long)st.st_size <= pos)
+		return ntm_error(-EIO, "offset %llu: the file '%s' was truncated "
+				 "to %lld bytes underneath", pos, path,
+				 (long long)st.st_size);
+	if (*path && statvfs(path, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < RESERVE_CHUNK)
+		return ntm_error(-ENOSPC, "offset %llu: no space left for the "
+				 "file '%s'", pos, path);
+	return ntm_error(-EIO, "offset %llu: the page cannot be written", pos);
+}
 
-		if (ret)
-			return ret == -EOPNOTSUPP ? ntm_error(-EIO, "offset %llu: "
-					"bad sector on a real device",
-					(unsigned long long)off) : ret;
+/*
+ * Allocate the backing of every RESERVE_CHUNK that [off, off + len) meets
+ * and no write has reserved yet: MADV_POPULATE_WRITE faults the pages in
+ * writable without changing their contents, and reports the SIGBUS of a
+ * full file system or a truncated file as EFAULT instead of raising it.
+ */
+static int reserve_space(struct ntm_blk *b, uint64_t off, size_t len)
+{
+	for (uint64_t c = off / RESERVE_CHUNK; c <= (off + len - 1) / RESERVE_CHUNK;
+	     c++) {
+		uint64_t *word = &b->reserved[c / 64], bit = 1ull << (c % 64);
+		uint64_t start = c * RESERVE_CHUNK;
+		size_t n = b->size - start < RESERVE_CHUNK ? (size_t)(b->size - start)
+							   : RESERVE_CHUNK;
+
+		if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
+			continue;
+		if (madvise(b->base + start, n, MADV_POPULATE_WRITE)) {
+			/* Before Linux 5.14: the fault guard alone must do. */
+			if (errno == EINVAL) {
+				__atomic_store_n(&b->reserve, false, __ATOMIC_RELAXED);
+				return 0;
+			}
+			if (errno == ENOMEM)
+				return ntm_error(-ENOMEM, "offset %llu: no memory "
+						 "to back the write",
+						 (unsigned long long)start);
+			return write_fault_error(b, (uintptr_t)(b->base + start));
+		}
+		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
 	}
+	return 0;
+}
+
+/* Make [off, off + len) durable the way the namespace needs. */
+static int persist_range(struct ntm_blk *b, uint64_t off, size_t len)
+{
+	if (b->cpu_durable) {
+		/*
+		 * ntm_memcpy_flush left no dirty line: one SFENCE orders the NT
+		 * stores and write-backs before we return.
+		 */
+		ntm_arch_drain();
+		return 0;
+	}
+	return ntm_ns_persist(b->ns, b->base + off, len);
+}
+
+/* The page-sized flush-cache copies of a write. */
+static void store(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
+		  uint64_t pos)
+{
 	for (int v = 0; v < iovcnt; v++) {
 		const uint8_t *src = iov[v].iov_base;
 
@@ -440,33 +460,82 @@ static ssize_t do_write(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 			src += n, pos += n, left -= n;
 		}
 	}
-	if (flags & NTM_BLK_FUA) {
-		int ret;
+}
 
-		if (b->cpu_durable) {
-			/*
-			 * ntm_memcpy_flush left no dirty line: one SFENCE orders
-			 * the NT stores and write-backs before we return.
-			 */
-			ntm_arch_drain();
-			return (ssize_t)len;
-		}
-		ret = ntm_ns_persist(b->ns, b->base + off, len);
+/*
+ * The stores of a write, and its persist when @durable, under a fault
+ * guard: a page that vanishes under the copy, or a write-back of one,
+ * returns -EIO or -ENOSPC instead of killing the process.
+ */
+static int store_guarded(struct ntm_blk *b, const struct iovec *iov,
+			 int iovcnt, uint64_t off, size_t len, bool durable)
+{
+	struct ntm_fault_guard g;
+	int ret;
+
+	if (sigsetjmp(g.env, 0))
+		return write_fault_error(b, g.addr);
+	ntm_fault_guard_arm(&g, b->base + off, len);
+	store(b, iov, iovcnt, off);
+	ret = durable ? persist_range(b, off, len) : 0;
+	ntm_fault_guard_disarm();
+	return ret;
+}
+
+static ssize_t do_write(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
+			size_t len, uint64_t off, unsigned flags)
+{
+	bool clears;
+	int ret;
+
+	if (flags & ~NTM_BLK_FUA)
+		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
+	if (b->readonly)
+		return ntm_error(-EROFS, "offset %llu: the namespace is read-only",
+				 (unsigned long long)off);
+	if (b->hardened && check_pages(b, off, len))
+		return -EFAULT;
+	/* Writing a bad sector clears it, as the pmem driver does. */
+	clears = bb_overlaps(b, off, len);
+	if (clears && !b->managed)
+		return ntm_error(-EIO, "offset %llu: bad sector on a real device "
+				 "(the platform clears it: ndctl clear-errors)",
+				 (unsigned long long)off);
+	if (__atomic_load_n(&b->reserve, __ATOMIC_RELAXED)) {
+		ret = reserve_space(b, off, len);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * A bad sector is cleared only once the new data is durable: a crash
+	 * in between leaves it bad (a read fails), never good with old data.
+	 */
+	ret = store_guarded(b, iov, iovcnt, off, len,
+			    clears || (flags & NTM_BLK_FUA));
+	if (ret)
+		return ret;
+	if (clears) {
+		ret = bb_change(b, off / NTM_BADBLOCK_SECTOR,
+				len / NTM_BADBLOCK_SECTOR, false);
 		if (ret)
 			return ret;
 	}
 	return (ssize_t)len;
 }
 
-/* Total length of @iov, or -EINVAL. */
+/* Total length of @iov, or -EINVAL naming the bad argument. */
 static ssize_t iov_total(const struct iovec *iov, int iovcnt)
 {
 	size_t len = 0;
 
-	if (!iov || iovcnt <= 0 || iovcnt > IOV_MAX)
+	if (iovcnt <= 0 || iovcnt > IOV_MAX)
 		return ntm_error(-EINVAL, "iovcnt %d: 1 to %d vectors", iovcnt,
 				 IOV_MAX);
+	if (!iov)
+		return ntm_error(-EINVAL, "iov: NULL");
 	for (int i = 0; i < iovcnt; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return ntm_error(-EINVAL, "iov[%d].iov_base: NULL", i);
 		if (iov[i].iov_len > SSIZE_MAX - len)
 			return ntm_error(-EINVAL, "iov: total length overflows");
 		len += iov[i].iov_len;
@@ -477,9 +546,12 @@ static ssize_t iov_total(const struct iovec *iov, int iovcnt)
 ssize_t ntm_blk_readv(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 		      uint64_t off)
 {
-	ssize_t len = iov_total(iov, iovcnt);
+	ssize_t len;
 	int ret;
 
+	if (!b)
+		return ntm_error(-EINVAL, "blk: NULL");
+	len = iov_total(iov, iovcnt);
 	if (len < 0)
 		return len;
 	ret = check_request(b, off, (size_t)len);
@@ -489,9 +561,12 @@ ssize_t ntm_blk_readv(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 ssize_t ntm_blk_writev(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 		       uint64_t off, unsigned flags)
 {
-	ssize_t len = iov_total(iov, iovcnt);
+	ssize_t len;
 	int ret;
 
+	if (!b)
+		return ntm_error(-EINVAL, "blk: NULL");
+	len = iov_total(iov, iovcnt);
 	if (len < 0)
 		return len;
 	ret = check_request(b, off, (size_t)len);
@@ -502,6 +577,8 @@ ssize_t ntm_blk_read(struct ntm_blk *b, void *buf, size_t len, uint64_t off)
 {
 	struct iovec iov = { buf, len };
 
+	if (!buf && len)
+		return ntm_error(-EINVAL, "buf: NULL");
 	return ntm_blk_readv(b, &iov, 1, off);
 }
 
@@ -510,15 +587,28 @@ ssize_t ntm_blk_write(struct ntm_blk *b, const void *buf, size_t len,
 {
 	struct iovec iov = { (void *)buf, len };
 
+	if (!buf && len)
+		return ntm_error(-EINVAL, "buf: NULL");
 	return ntm_blk_writev(b, &iov, 1, off, flags);
 }
 
 int ntm_blk_flush(struct ntm_blk *b)
 {
+	struct ntm_fault_guard g;
+	int ret;
+
+	if (!b)
+		return ntm_error(-EINVAL, "blk: NULL");
 	if (b->cpu_durable) {
 		/* Orders every earlier NT store and write-back of this CPU. */
 		ntm_arch_drain();
 		return 0;
 	}
-	return ntm_ns_persist(b->ns, b->base, b->size);
+	/* Write-backs of a truncated file's pages fault like loads. */
+	if (sigsetjmp(g.env, 0))
+		return write_fault_error(b, g.addr);
+	ntm_fault_guard_arm(&g, b->base, b->size);
+	ret = ntm_ns_persist(b->ns, b->base, b->size);
+	ntm_fault_guard_disarm();
+	return ret;
 }

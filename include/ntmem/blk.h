@@ -14,10 +14,28 @@
  *
  * Bad sectors (512-byte units, as the kernel's badblocks): a read that
  * touches one returns -EIO without touching the media; a write to an
- * emulated namespace clears them (the kernel clears poison the same way);
- * on a real device clearing needs the platform (ndctl clear-errors). A
- * devdax device's list is read from sysfs when it is opened: its nd
- * region's badblocks, shifted and clipped to the device's window.
+ * emulated namespace clears them once its data is durable (the kernel
+ * clears poison the same way); on a real device clearing needs the
+ * platform (ndctl clear-errors) and such a write is -EIO. A devdax
+ * device's list is read from sysfs when it is opened: its nd region's
+ * badblocks, shifted and clipped to the device's window.
+ *
+ * An emulated namespace keeps its list in a file of "sector count" lines.
+ * A change is written to a temporary file, fsync'd, renamed over the list
+ * and the directory fsync'd before the device uses it: a change that
+ * cannot be made durable returns the error and changes nothing. A list
+ * file with any other line is refused (-EINVAL, naming file and line).
+ *
+ * Writes never die of SIGBUS: a file-backed namespace's space is
+ * allocated (2 MiB at a time) before the first write to it, so a full file
+ * system is -ENOSPC before anything is stored; a file truncated underneath
+ * is -EIO, even when it happens during the copy (the bytes of the request
+ * before the missing page may then hold new data, as after a crash).
+ *
+ * Pointers are checked once per request: a NULL device, buffer, vector
+ * or vector base is -EINVAL naming it. Other invalid pointers in the
+ * caller's memory are undefined behaviour, as with read(2) into them
+ * from a library: the fault is the caller's and is not caught.
  */
 #ifndef NTMEM_BLK_H
 #define NTMEM_BLK_H
@@ -67,7 +85,9 @@ struct ntm_badblock {
  * ntm_blk_open() - a block device over @ns
  *
  * Return: 0, or -EINVAL (sector size; a namespace size that is not a
- * multiple of it), -ENOMEM, or the error reading the bad-sector list.
+ * multiple of it; a bad-sector list file with a line that is not
+ * "sector count", or that is not a regular file), -EISDIR (the list path
+ * is a directory), -ENOMEM, or the error reading the bad-sector list.
  */
 int ntm_blk_open(struct ntm_blk **blk, struct ntm_ns *ns,
 		 const struct ntm_blk_config *cfg);
@@ -79,11 +99,13 @@ unsigned ntm_blk_sector_size(const struct ntm_blk *blk);
 /*
  * Read or write @len bytes at byte offset @off; both multiples of the
  * sector size. Return: @len, or -EINVAL (zero length, unaligned offset or
- * length, too many vectors), -ERANGE (past the end, or off + len wraps),
- * -EIO (a bad sector, or a media error during the read), -EROFS (a write
- * to a read-only namespace), -EFAULT (hardened mode: a page outside the
- * device or not this namespace's). Nothing is written when the request is
- * rejected.
+ * length, too many vectors, a NULL pointer), -ERANGE (past the end, or
+ * off + len wraps), -EIO (a bad sector, a media error during the read, a
+ * file truncated underneath), -ENOSPC (a sparse file's file system is
+ * full), -EROFS (a write to a read-only namespace), -EFAULT (hardened
+ * mode: a page outside the device or not this namespace's), or the error
+ * of saving the bad-sector list when a write clears a bad sector (which
+ * then stays bad). Nothing is written when the request is rejected.
  */
 ssize_t ntm_blk_read(struct ntm_blk *blk, void *buf, size_t len, uint64_t off);
 ssize_t ntm_blk_write(struct ntm_blk *blk, const void *buf, size_t len,
@@ -98,10 +120,12 @@ int ntm_blk_flush(struct ntm_blk *blk);
 
 /*
  * The bad-sector list. Adding (inject) and clearing change an emulated
- * namespace's list and persist it; a real device returns -EOPNOTSUPP, a
- * read-only namespace -EROFS, a range past the end -ERANGE.
- * ntm_blk_badblocks() copies up to @max entries and returns how many
- * there are.
+ * namespace's list and persist it durably; a real device returns
+ * -EOPNOTSUPP, a read-only namespace -EROFS, a range past the end
+ * -ERANGE, a list file that cannot be written the error of that step
+ * (the list is then unchanged, in memory and on disk).
+ * ntm_blk_badblocks() copies up to @max entries (none when @out is NULL)
+ * and returns how many there are.
  */
 int ntm_blk_badblocks_add(struct ntm_blk *blk, uint64_t sector, uint64_t count);
 int ntm_blk_badblocks_clear(struct ntm_blk *blk, uint64_t sector, uint64_t count);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * badblocks.h - the bad-sector list of an emulated namespace: a sorted
+ * array of disjoint, non-touching ranges of 512-byte sectors, and the file
+ * that keeps it across runs. Never installed.
+ *
+ * A list is a value: a change builds a new list and leaves the old one as
+ * it was, so the block device can write the new one to disk first and
+ * switch to it only when that worked (a failed call changes nothing).
+ *
+ * The file holds one "sector count" line per range, in decimal, as the
+ * kernel's sysfs badblocks files do. Loading is strict: any other line is
+ * refused with -EINVAL naming the file and line, because a list cut short
+ * at a bad line would make bad sectors read as good.
+ */
+#ifndef NTMEM_BADBLOCKS_H
+#define NTMEM_BADBLOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntmem/blk.h"
+
+struct ntm_bb_list {
+	size_t n;
+	struct ntm_badblock *v;	/* sorted by sector; NULL when n == 0 */
+};
+
+/* Free the ranges and empty the list. */
+void ntm_bb_free(struct ntm_bb_list *list);
+
+/* True when [sector, sector + count) meets a range of @list. */
+bool ntm_bb_overlaps(const struct ntm_bb_list *list, uint64_t sector,
+		     uint64_t count);
+
+/*
+ * A new list @out: @in with [sector, sector + count) added (@add) or
+ * removed. @in is not changed. Return: 0 or -ENOMEM.
+ */
+int ntm_bb_change(const struct ntm_bb_list *in, uint64_t sector,
+		  uint64_t count, bool add, struct ntm_bb_list *out);
+
+/*
+ * Parse @len bytes of list text into @out. Ranges past @nsectors (a list
+ * written for a larger device) are clipped or dropped; overlapping or
+ * unsorted ranges are merged. Blank lines are not allowed, and the last
+ * line may lack its newline. Return: 0, -ENOMEM, or -EINVAL with
+ * *@bad_line set to the first line (from 1) that is not "sector count"
+ * with two decimal numbers, a count of at least 1 and no overflow.
+ */
+int ntm_bb_parse(const char *text, size_t len, uint64_t nsectors,
+		 struct ntm_bb_list *out, size_t *bad_line);
+
+/*
+ * Load the list file at @path (read access only). A missing file is an
+ * empty list. Return: 0, or -EINVAL (a line that does not parse, or a
+ * path that is not a regular file: FIFOs are opened without blocking),
+ * -EISDIR, -EFBIG, -ENOMEM or the error of open/read; ntm_errmsg() names
+ * the file and, for a bad line, its number.
+ */
+int ntm_bb_load(const char *path, uint64_t nsectors, struct ntm_bb_list *out);
+
+/*
+ * Replace the file at @path with @list, durably: write a temporary file
+ * beside it, fsync it, rename it over @path, fsync the directory. On an
+ * error the file at @path is left as it was (the temporary is removed).
+ * Return: 0 or -errno, with ntm_errmsg() naming the step that failed.
+ */
+int ntm_bb_save(const char *path, const struct ntm_bb_list *list);
+
+#endif /* NTMEM_BADBLOCKS_H */
