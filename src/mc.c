@@ -1,78 +1,148 @@
 // SPDX-License-Identifier: MIT
 /*
- * mc.c - the SIGBUS handler behind ntm_copy_mc(): a fault at one of the
- * copy's two loads (x86_64/copy_mc.S) resumes at its fixup; any other
- * SIGBUS goes to the handler the process had before.
+ * mc.c - the SIGBUS handler behind ntm_copy_mc() and the write fault
+ * guard: a fault at one of the copy's two loads (x86_64/copy_mc.S)
+ * resumes at its fixup; a fault inside an armed write guard jumps back to
+ * its caller; any other SIGBUS gets exactly the action it would have had
+ * without ntmem.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 
+#include "fault.h"
 #include "internal.h"
 #include "ntmem/mc.h"
 
-#if defined(__x86_64__)
-size_t ntm_copy_mc_asm(void *dst, const void *src, size_t n);
-/* Labels in copy_mc.S: the loads that may fault and their fixups. */
-extern const char ntm_copy_mc_bulk[], ntm_copy_mc_tail[];
-extern const char ntm_copy_mc_byte[], ntm_copy_mc_fail[];
+/*
+ * The handler the process had before ntmem's, as one immutable record per
+ * ntm_mc_install() call: the handler reads the newest with an acquire
+ * load while another thread may be installing, so a record is never
+ * rewritten in place. Older records stay linked (reachable, never freed):
+ * a handler running on another thread may still be reading one.
+ */
+struct previous {
+	struct sigaction sa;
+	struct previous *older;
+};
 
-static struct sigaction previous;
+static struct previous *previous;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
+static __thread struct ntm_fault_guard *armed_guard;
+
+/* Restore the default action and deliver @sig again, to this thread. */
+static void reraise_default(int sig)
+{
+	struct sigaction dfl;
+	sigset_t set;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+/*
+ * A SIGBUS that is not ntmem's: the application's handler, or the action
+ * the disposition before ntmem's would have taken.
+ */
+static void chain(int sig, siginfo_t *si, void *ctx)
+{
+	const struct previous *p = __atomic_load_n(&previous, __ATOMIC_ACQUIRE);
+	bool sent = si->si_code <= 0;	/* kill(), raise(), sigqueue() */
+
+	if (p && (p->sa.sa_flags & SA_SIGINFO)) {
+		p->sa.sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (p && p->sa.sa_handler != SIG_DFL && p->sa.sa_handler != SIG_IGN) {
+		p->sa.sa_handler(sig);
+		return;
+	}
+	if (sent && p && p->sa.sa_handler == SIG_IGN)
+		return;		/* ignored, as it would have been */
+	if (sent) {
+		/*
+		 * The default action of SIGBUS ends the process with a core
+		 * dump: take it now. Returning instead would swallow the signal.
+		 */
+		reraise_default(sig);
+		return;
+	}
+	/*
+	 * A fault the kernel raised (it cannot be ignored): with the default
+	 * action back in place, returning re-executes the faulting
+	 * instruction, and the process dies of SIGBUS as without ntmem.
+	 */
+	{
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+	}
+}
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
-	ucontext_t *uc = ctx;
-	greg_t *ip = &uc->uc_mcontext.gregs[REG_RIP];
+	struct ntm_fault_guard *g = armed_guard;
 
 	/*
-	 * Only a fault the kernel raised at one of the copy's loads is ours:
-	 * a SIGBUS sent with kill() or pthread_kill() (si_code <= 0) while a
-	 * thread happens to be copying belongs to the application.
+	 * Only a fault the kernel raised is ours: a SIGBUS sent with kill()
+	 * or pthread_kill() (si_code <= 0) while a thread happens to be
+	 * copying belongs to the application.
 	 */
-	if (si->si_code <= 0)
-		goto not_ours;
-	if (*ip == (greg_t)ntm_copy_mc_bulk) {
-		*ip = (greg_t)ntm_copy_mc_tail;
-		return;
+	if (si->si_code > 0) {
+		uintptr_t addr = (uintptr_t)si->si_addr;
+
+		if (g && addr >= g->lo && addr < g->hi) {
+			armed_guard = NULL;
+			g->addr = addr;
+			/* No signal mask to restore: SA_NODEFER kept it. */
+			siglongjmp(g->env, 1);
+		}
+		if (ntm_mc_fixup(ctx))
+			return;
 	}
-	if (*ip == (greg_t)ntm_copy_mc_byte) {
-		*ip = (greg_t)ntm_copy_mc_fail;
-		return;
-	}
-not_ours:
-	/* The application's handler, or the default action. */
-	if (previous.sa_flags & SA_SIGINFO) {
-		previous.sa_sigaction(sig, si, ctx);
-	} else if (previous.sa_handler != SIG_DFL &&
-		   previous.sa_handler != SIG_IGN) {
-		previous.sa_handler(sig);
-	} else {
-		/*
-		 * Returning re-executes the faulting instruction, which now
-		 * meets the default action: the process dies of SIGBUS as it
-		 * would have without ntmem.
-		 */
-		signal(sig, SIG_DFL);
-	}
+	chain(sig, si, ctx);
 }
 
 int ntm_mc_install(void)
 {
-	struct sigaction sa, old;
+	struct previous *p = calloc(1, sizeof(*p));
+	struct sigaction sa;
 
+	if (!p)
+		return ntm_error(-ENOMEM, "SIGBUS: no memory");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
+	/*
+	 * SA_NODEFER: a write guard leaves the handler with siglongjmp()
+	 * and no mask to restore, and a fault inside an application's
+	 * handler is not held back.
+	 */
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &old))
-		return ntm_error(-errno, "SIGBUS: cannot install the handler");
-	/* Reinstalling must not chain to ourselves. */
-	if (old.sa_sigaction != on_sigbus)
-		previous = old;
+	if (sigaction(SIGBUS, &sa, &p->sa)) {
+		int err = -errno;
+
+		free(p);
+		return ntm_error(err, "SIGBUS: cannot install the handler");
+	}
+	/* Reinstalling must not chain to ourselves: keep what we had. */
+	if (p->sa.sa_sigaction == on_sigbus && (p->sa.sa_flags & SA_SIGINFO)) {
+		free(p);
+		return 0;
+	}
+	p->older = previous;
+	__atomic_store_n(&previous, p, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -81,15 +151,57 @@ static void install_once(void)
 	ntm_mc_install();
 }
 
-size_t ntm_copy_mc(void *dst, const void *src, size_t n)
+void ntm_mc_install_once(void)
 {
 	pthread_once(&installed, install_once);
+}
+
+void ntm_fault_guard_arm(struct ntm_fault_guard *g, const void *p, size_t n)
+{
+	ntm_mc_install_once();
+	g->lo = (uintptr_t)p;
+	g->hi = (uintptr_t)p + n;
+	g->addr = 0;
+	armed_guard = g;
+}
+
+void ntm_fault_guard_disarm(void)
+{
+	armed_guard = NULL;
+}
+
+#if defined(__x86_64__)
+size_t ntm_copy_mc_asm(void *dst, const void *src, size_t n);
+/* Labels in copy_mc.S: the loads that may fault and their fixups. */
+extern const char ntm_copy_mc_bulk[], ntm_copy_mc_tail[];
+extern const char ntm_copy_mc_byte[], ntm_copy_mc_fail[];
+
+bool ntm_mc_fixup(void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *ip = &uc->uc_mcontext.gregs[REG_RIP];
+
+	if (*ip == (greg_t)ntm_copy_mc_bulk) {
+		*ip = (greg_t)ntm_copy_mc_tail;
+		return true;
+	}
+	if (*ip == (greg_t)ntm_copy_mc_byte) {
+		*ip = (greg_t)ntm_copy_mc_fail;
+		return true;
+	}
+	return false;
+}
+
+size_t ntm_copy_mc(void *dst, const void *src, size_t n)
+{
+	ntm_mc_install_once();
 	return ntm_copy_mc_asm(dst, src, n);
 }
 #else
-int ntm_mc_install(void)
+bool ntm_mc_fixup(void *ctx)
 {
-	return 0;
+	(void)ctx;
+	return false;
 }
 
 /* No fixup on this architecture yet: an ordinary copy, which cannot fail. */

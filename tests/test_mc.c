@@ -30,7 +30,9 @@
  *               forever: checked in a child under alarm()); with no
  *               handler (SIG_DFL) or SIG_IGN before
  *               ntmem, a foreign SIGBUS still kills the process with SIGBUS
- *               (checked in a child).
+ *               (checked in a child). A SIGBUS sent with kill() gets
+ *               the previous disposition's action too: death under
+ *               SIG_DFL, nothing under SIG_IGN, and ntmem's handler stays.
  *   threads     one thread faulting copy after copy while another copies
  *               good data: both get exact results, no SIGBUS leaks to the
  *               application.
@@ -609,6 +611,75 @@ static void test_chain_ignored(void **state)
 	chain_default(SIG_IGN);
 }
 
+/*
+ * A SIGBUS sent with kill() is not a fault: it must get the action the
+ * disposition before ntmem's gives it. SIG_DFL: the process dies of
+ * SIGBUS (it used to survive, with ntmem's handler silently replaced by
+ * SIG_DFL). SIG_IGN: the process lives on, and ntmem's handler is still
+ * there, so a copy over a missing page returns instead of killing it.
+ */
+static void chain_sent(void (*before)(int))
+{
+	struct rlimit no_core = { 0, 0 };
+	struct tfile t;
+	int status;
+	pid_t pid;
+
+	if (!HAVE_FIXUP)
+		skip();
+	tfile_open(&t, before == SIG_IGN ? 63 : 62);
+	tfile_truncate(&t, 1);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned char buf[64];
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGBUS, before);
+		if (ntm_mc_install())
+			_exit(2);
+		if (ntm_copy_mc(buf, t.map + PG - 8, sizeof(buf)) != sizeof(buf) - 8)
+			_exit(3);
+		kill(getpid(), SIGBUS);
+		if (before == SIG_DFL)
+			_exit(4);	/* survived a SIGBUS */
+		/* Ignored: and ntmem's handler must still be in place. */
+		if (ntm_copy_mc(buf, t.map + PG - 8, sizeof(buf)) != sizeof(buf) - 8)
+			_exit(5);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tfile_close(&t);
+	if (before == SIG_IGN) {
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("child %s %d, expected exit 0 (2: install, 3: "
+				 "copy, 5: the second copy)",
+				 WIFEXITED(status) ? "exited" : "killed by signal",
+				 WIFEXITED(status) ? WEXITSTATUS(status)
+						   : WTERMSIG(status));
+		return;
+	}
+	if (WIFEXITED(status))
+		fail_msg("child exited %d (2: install, 3: copy, 4: survived the "
+			 "SIGBUS), expected death by SIGBUS", WEXITSTATUS(status));
+	if (WTERMSIG(status) != SIGBUS)
+		fail_msg("child killed by signal %d, expected SIGBUS (%d)",
+			 WTERMSIG(status), SIGBUS);
+}
+
+static void test_chain_sent_default(void **state)
+{
+	(void)state;
+	chain_sent(SIG_DFL);
+}
+
+static void test_chain_sent_ignored(void **state)
+{
+	(void)state;
+	chain_sent(SIG_IGN);
+}
+
 /* --- threads ------------------------------------------------------------ */
 
 #define ITERS 3000
@@ -726,6 +797,8 @@ int main(void)
 		cmocka_unit_test(test_chain_reinstall),
 		cmocka_unit_test(test_chain_default),
 		cmocka_unit_test(test_chain_ignored),
+		cmocka_unit_test(test_chain_sent_default),
+		cmocka_unit_test(test_chain_sent_ignored),
 		cmocka_unit_test(test_threads),
 	};
 
