@@ -27,7 +27,11 @@ extern "C" {
  * No system call and no sigsetjmp() on the way: a process-wide SIGBUS
  * handler, installed on the first call, moves a faulting copy to its
  * fixup (as the kernel's exception table does) and passes every other
- * SIGBUS on to the handler that was installed before it. Thread-safe.
+ * SIGBUS on to the handler that was installed before it. A SIGBUS that is
+ * not ntmem's gets exactly the action it would have had without ntmem:
+ * the previous handler runs; under SIG_DFL the process dies of SIGBUS
+ * (a signal sent with kill() is re-raised with the default action); under
+ * SIG_IGN a sent one is ignored and ntmem's handler stays. Thread-safe.
  * Bytes of @dst past the first one not copied may have been written.
  *
  * Return: 0, or the number of bytes not copied, counted from the first
