@@ -7,11 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -36,8 +39,18 @@ struct ntm_ns {
 	enum ntm_ns_kind kind;
 	bool readonly;
 	bool temporary;		/* created with NTM_NS_TEMPORARY: unlinked */
+	bool cache_is_media;	/* a tmpfs/hugetlbfs file: no disk behind it */
+	int fd;			/* file or emulated: for ntm_ns_reserve(); else -1 */
+	struct ntm_ns *next;	/* in the list of namespaces with an fd */
 	char *path;		/* "" for anonymous memory */
 };
+
+/*
+ * Namespaces that keep their file open, so a layer above that knows only
+ * an address (the memmap's map=dev descriptors) can reserve file blocks.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ntm_ns *live;
 
 static bool is_pow2(size_t x)
 {
@@ -69,11 +82,16 @@ static int sysfs_read_u64(const char *path, uint64_t *out)
  * Map @len bytes of @fd (or anonymous memory when @fd < 0) at an address
  * aligned to @align, so 2 MiB and 1 GiB namespaces can use huge mappings:
  * reserve len + align of address space, then map over the aligned part.
+ * A mapping of 2 MiB or more starts on a 2 MiB boundary whatever @align
+ * says: the kernel maps a DAX file or a transparent huge page with one
+ * PMD only where the virtual address is as aligned as the page, and a
+ * random access over many 4 KiB TLB entries costs a page walk each.
  */
 static int map_aligned(struct ntm_ns *ns, int fd, size_t len, size_t align,
 		       int prot, int flags)
 {
-	size_t slack = align > PAGE ? align : 0;
+	size_t addr_align = len >= HUGE_2M && align < HUGE_2M ? HUGE_2M : align;
+	size_t slack = addr_align > PAGE ? addr_align : 0;
 	uint8_t *res, *want, *got;
 
 	res = mmap(NULL, len + slack, PROT_NONE,
@@ -105,6 +123,7 @@ static struct ntm_ns *ns_alloc(const char *path)
 	struct ntm_ns *ns = calloc(1, sizeof(*ns));
 
 	if (ns) {
+		ns->fd = -1;
 		ns->path = strdup(path ? path : "");
 		if (!ns->path) {
 			free(ns);
@@ -118,6 +137,52 @@ static void ns_free(struct ntm_ns *ns)
 {
 	free(ns->path);
 	free(ns);
+}
+
+/* [@a, @a + @n) lies inside the namespace (written so that it cannot wrap). */
+static bool ns_holds(const struct ntm_ns *ns, uintptr_t a, size_t n)
+{
+	uintptr_t base = (uintptr_t)ns->base;
+
+	return a >= base && n <= ns->size && a - base <= ns->size - n;
+}
+
+/*
+ * Ask for transparent huge pages. Only a hint: where the kernel or the
+ * tmpfs mount says never, nothing changes; anonymous and tmpfs memory is
+ * RAM either way, so it costs no disk space, and a tmpfs mount that is
+ * full falls back to 4 KiB pages.
+ */
+static void hint_huge(const struct ntm_ns *ns)
+{
+	if (ns->map_len >= HUGE_2M)
+		madvise(ns->map, ns->map_len, MADV_HUGEPAGE);
+}
+
+/*
+ * Only a regular file (DAX or not) or a character device (devdax) can be
+ * a namespace. Anything else is named in the message: a directory is
+ * -EISDIR, every other kind -ENODEV, as mmap() says of a file it cannot map.
+ */
+static int check_file_type(const struct stat *st, const char *path)
+{
+	const char *what;
+
+	if (S_ISREG(st->st_mode) || S_ISCHR(st->st_mode))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return ntm_error(-EISDIR, "path '%s': a directory", path);
+	if (S_ISFIFO(st->st_mode))
+		what = "a FIFO";
+	else if (S_ISSOCK(st->st_mode))
+		what = "a socket";
+	else if (S_ISBLK(st->st_mode))
+		what = "a block device (map a file on its DAX file system, or "
+		       "its devdax device)";
+	else
+		what = "not a file or a device";
+	return ntm_error(-ENODEV, "path '%s': %s; only a regular file or a dax "
+			 "device is a namespace", path, what);
 }
 
 /*
@@ -150,7 +215,7 @@ static int devdax_geometry(const char *path, dev_t rdev, size_t *size,
 		 major(rdev), minor(rdev));
 	n = readlink(sys, link, sizeof(link) - 1);
 	if (n < 0 || (link[n] = '\0', !strstr(link, "dax")))
-		return ntm_error(-EINVAL, "path '%s': a character device, but "
+		return ntm_error(-ENODEV, "path '%s': a character device, but "
 				 "not a dax device", path);
 	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/size", major(rdev),
 		 minor(rdev));
@@ -192,23 +257,74 @@ static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
 	return map_aligned(ns, fd, size, align, prot, MAP_SHARED);
 }
 
+/*
+ * What a mapped regular file still needs: whether its page cache is its
+ * medium, its kind under NTM_NS_EMULATE, and (file or emulated, writable)
+ * a descriptor of its own for ntm_ns_reserve(). 0 or -errno; on failure
+ * the caller closes the namespace.
+ */
+static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return ntm_error(-errno, "path '%s': cannot stat its file system",
+				 ns->path);
+	/*
+	 * tmpfs and hugetlbfs have no disk behind the page cache: a store
+	 * there is as durable as it will ever be once it leaves the CPU
+	 * cache. Any other file system writes the page cache back later.
+	 */
+	ns->cache_is_media = sfs.f_type == TMPFS_MAGIC ||
+			     sfs.f_type == HUGETLBFS_MAGIC;
+	if (ns->kind != NTM_NS_FILE)
+		return 0;
+	if (flags & NTM_NS_EMULATE)
+		ns->kind = NTM_NS_EMULATED;
+	if (sfs.f_type == TMPFS_MAGIC)
+		hint_huge(ns);
+	if (ns->readonly)
+		return 0;
+	ns->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ns->fd < 0)
+		return ntm_error(-errno, "path '%s': cannot keep the file open",
+				 ns->path);
+	pthread_mutex_lock(&live_lock);
+	ns->next = live;
+	live = ns;
+	pthread_mutex_unlock(&live_lock);
+	return 0;
+}
+
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
 	bool ro = flags & NTM_NS_READONLY;
+	struct stat st;
 	int fd, ret;
 
 	if (!out || !path || !*path)
 		return ntm_error(-EINVAL, "path: none given");
 	if (flags & ~(NTM_NS_READONLY | NTM_NS_EMULATE))
 		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
-	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -EISDIR)
-			return ntm_error(ret, "path '%s': a directory", path);
-		return ntm_error(ret, "path '%s': cannot open%s", path,
+	/*
+	 * Look before opening: an O_PATH descriptor opens nothing, so a FIFO
+	 * does not wait for a writer, a socket does not fail with ENXIO and a
+	 * device node sees no open(), whatever the flags.
+	 */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return ntm_error(-errno, "path '%s': cannot open", path);
+	ret = fstat(fd, &st) ? ntm_error(-errno, "path '%s': cannot stat", path)
+			     : check_file_type(&st, path);
+	close(fd);
+	if (ret)
+		return ret;
+	/* O_NONBLOCK: should the path turn into a FIFO meanwhile, no wait. */
+	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY |
+			O_NONBLOCK);
+	if (fd < 0)
+		return ntm_error(-errno, "path '%s': cannot open%s", path,
 				 ro ? "" : " for writing");
-	}
 	ret = ntm_ns_open_fd(out, fd, path, flags);
 	close(fd);
 	return ret;
@@ -225,15 +341,15 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 
 	if (fstat(fd, &st))
 		return ntm_error(-errno, "path '%s': cannot stat", path);
+	ret = check_file_type(&st, path);
+	if (ret)
+		return ret;
 	if (S_ISCHR(st.st_mode)) {
 		ret = devdax_geometry(path, st.st_rdev, &size, &align);
 		if (ret)
 			return ret;
-	} else if (S_ISREG(st.st_mode)) {
-		size = (size_t)st.st_size;
 	} else {
-		return ntm_error(-EINVAL, "path '%s': neither a dax device nor a "
-				 "regular file", path);
+		size = (size_t)st.st_size;
 	}
 	if (size == 0 || (size % PAGE && !(flags & NTM_NS_ANY_SIZE)))
 		return ntm_error(-EINVAL, "path '%s': size %zu is not a non-zero "
@@ -261,8 +377,13 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 		ns_free(ns);
 		return ret;
 	}
-	if (ns->kind == NTM_NS_FILE && (flags & NTM_NS_EMULATE))
-		ns->kind = NTM_NS_EMULATED;
+	if (S_ISREG(st.st_mode)) {
+		ret = finish_file(ns, fd, flags);
+		if (ret) {
+			ntm_ns_close(ns);
+			return ret;
+		}
+	}
 	*out = ns;
 	return 0;
 }
@@ -313,12 +434,15 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		ns_free(ns);
 		goto out_unlink;
 	}
+	ret = finish_file(ns, fd, flags);
+	if (ret) {
+		ntm_ns_close(ns);
+		goto out_unlink;
+	}
 	close(fd);
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
 	ns->temporary = flags & NTM_NS_TEMPORARY;
-	if (ns->kind == NTM_NS_FILE && (flags & NTM_NS_EMULATE))
-		ns->kind = NTM_NS_EMULATED;
 	*out = ns;
 	return 0;
 
@@ -350,6 +474,7 @@ int ntm_ns_anon(struct ntm_ns **out, size_t size, size_t align)
 		ns_free(ns);
 		return ntm_error(ret, "size %zu: cannot map anonymous memory", size);
 	}
+	hint_huge(ns);
 	*out = ns;
 	return 0;
 }
@@ -358,6 +483,17 @@ void ntm_ns_close(struct ntm_ns *ns)
 {
 	if (!ns)
 		return;
+	if (ns->fd >= 0) {
+		struct ntm_ns **pp;
+
+		pthread_mutex_lock(&live_lock);
+		for (pp = &live; *pp && *pp != ns; pp = &(*pp)->next)
+			;
+		if (*pp)
+			*pp = ns->next;
+		pthread_mutex_unlock(&live_lock);
+		close(ns->fd);
+	}
 	munmap(ns->map, ns->map_len);
 	ns_free(ns);
 }
@@ -407,7 +543,7 @@ const char *ntm_ns_kind_name(enum ntm_ns_kind kind)
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
 {
 	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX ||
-	       ns->kind == NTM_NS_EMULATED;
+	       (ns->kind == NTM_NS_EMULATED && ns->cache_is_media);
 }
 
 bool ntm_ns_is_readonly(const struct ntm_ns *ns)
@@ -422,22 +558,62 @@ bool ntm_ns_is_temporary(const struct ntm_ns *ns)
 
 int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
 {
-	uintptr_t a = (uintptr_t)p, base = (uintptr_t)ns->base;
+	uintptr_t a = (uintptr_t)p;
 
-	if (a < base || n > ns->size || a - base > ns->size - n)
+	if (!ns_holds(ns, a, n))
 		return ntm_error(-EINVAL, "range %p+%zu: outside the namespace",
 				 p, n);
 	if (ns->readonly || n == 0)
 		return 0;
-	if (ns->kind == NTM_NS_FILE) {
+	if (ns->kind != NTM_NS_FILE) {
+		/*
+		 * An emulated namespace on a disk file system takes this step
+		 * too, so the lines are clean as on the pmem it stands for.
+		 */
+		ntm_flush_lines(p, n);
+		/* Orders the write-backs before the caller's next store. */
+		ntm_arch_drain();
+	}
+	if (ns->kind == NTM_NS_FILE ||
+	    (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media)) {
+		/* The page cache stands between the CPU and the disk. */
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
 			return ntm_error(-errno, "range %p+%zu: msync failed", p, n);
-		return 0;
 	}
-	ntm_flush_lines(p, n);
-	/* Orders the write-backs before the caller's next store. */
-	ntm_arch_drain();
 	return 0;
+}
+
+int ntm_ns_reserve(const void *p, size_t n, const char *what)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct ntm_ns *ns;
+	int ret = 0;
+
+	if (n == 0)
+		return 0;
+	pthread_mutex_lock(&live_lock);
+	for (ns = live; ns && !ns_holds(ns, a, n); ns = ns->next)
+		;
+	if (ns) {
+		off_t off = (off_t)(a - (uintptr_t)ns->base);
+		int err;
+
+		do
+			err = fallocate(ns->fd, FALLOC_FL_KEEP_SIZE, off,
+					(off_t)n) ? errno : 0;
+		while (err == EINTR);
+		/* A file system without fallocate() stays as sparse as before. */
+		if (err == EOPNOTSUPP)
+			err = 0;
+		if (err == ENOSPC)
+			ret = ntm_error(-err, "path '%s': no room for the %zu "
+					"bytes of %s", ns->path, n, what);
+		else if (err)
+			ret = ntm_error(-err, "path '%s': cannot reserve %zu "
+					"bytes for %s", ns->path, n, what);
+	}
+	pthread_mutex_unlock(&live_lock);
+	return ret;
 }

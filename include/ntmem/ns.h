@@ -10,14 +10,25 @@
  *   devdax, fsdax   CPU cache write-back + SFENCE (ntm_persist()): the
  *                   mapping is the media, nothing else is needed
  *   file            msync(): the page cache stands between CPU and media
- *   emulated        a file standing in for pmem (NTM_NS_EMULATE): persisted
- *                   as devdax is, with write-back + SFENCE; the data is only
- *                   as durable as the file system under it
+ *   emulated        a file standing in for pmem (NTM_NS_EMULATE). On tmpfs
+ *                   or hugetlbfs the page cache is the medium: persisted as
+ *                   devdax is, with write-back + SFENCE. On any other file
+ *                   system (ext4, xfs, ...) write-back + SFENCE and then
+ *                   msync(MS_SYNC) of the pages: slower, but a FUA write or
+ *                   a flush is on the disk when it returns
  *   anon            nothing is durable; persist only orders the stores
  *
  * An emulated namespace is a sparse file (e.g. in /dev/shm): only the pages
  * that are touched cost memory, so a 100 GiB namespace fits a small machine
  * as long as only its memmap is written.
+ *
+ * Every mapping of 2 MiB or more starts on a 2 MiB boundary (the namespace
+ * alignment, ntm_ns_align(), is unchanged), so DAX files and devices can be
+ * mapped with huge pages; anonymous and tmpfs namespaces ask for
+ * transparent huge pages (MADV_HUGEPAGE), which the kernel grants where
+ * its settings or the tmpfs mount allow. A writable file or emulated
+ * namespace keeps one file descriptor open until ntm_ns_close(), so the
+ * blocks a memmap with map=dev writes to can be reserved up front.
  */
 #ifndef NTMEM_NS_H
 #define NTMEM_NS_H
@@ -54,10 +65,15 @@ enum ntm_ns_kind {
  * its length and its alignment the page size, or 2 MiB for a DAX file
  * whose length is a multiple of it.
  *
- * Return: 0, or -ENOENT (no such path), -EISDIR (a directory), -EINVAL (an
- * empty file, a size that is not a multiple of the alignment, a kind of
- * file that cannot be mapped), -EACCES (no write permission without
- * NTM_NS_READONLY), -ENOMEM; ntm_errmsg() says which and why.
+ * The kind of file is looked at before it is opened (O_PATH), so no flag
+ * combination blocks: a FIFO is refused, not opened and waited on.
+ *
+ * Return: 0, or -ENOENT (no such path), -EISDIR (a directory, with any
+ * flags), -ENODEV (a FIFO, a socket, a block device, a character device
+ * that is not a dax device: nothing a namespace can be), -EINVAL (an empty
+ * file, a size that is not a multiple of the alignment, unknown flags),
+ * -EACCES (no write permission without NTM_NS_READONLY), -EMFILE, -ENOMEM;
+ * ntm_errmsg() names the path and says what it is or why.
  */
 int ntm_ns_open(struct ntm_ns **ns, const char *path, unsigned flags);
 
@@ -94,14 +110,18 @@ const char *ntm_ns_path(const struct ntm_ns *ns);
 
 /**
  * ntm_ns_cpu_durable() - true when CPU cache write-back + drain makes data
- * durable (devdax, fsdax, emulated): a cache line, not a page, at a time
+ * durable, a cache line, not a page, at a time: devdax, fsdax, and an
+ * emulated namespace on tmpfs or hugetlbfs. False for anything else,
+ * including an emulated namespace on a disk file system, which needs
+ * ntm_ns_persist() (it msync()s).
  */
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns);
 
 /**
  * ntm_ns_persist() - make [@p, @p + @n) of @ns durable the way its kind
- * needs: ntm_persist() for devdax/fsdax/emulated, msync() of the pages for
- * a file, ntm_persist() (ordering only) for anon.
+ * needs: ntm_persist() for devdax, fsdax and emulated on tmpfs/hugetlbfs;
+ * ntm_persist() then msync(MS_SYNC) of the pages for emulated on any other
+ * file system; msync() for a file; ntm_persist() (ordering only) for anon.
  *
  * Return: 0, -EINVAL when the range is not inside the namespace, or the
  * error of msync().
