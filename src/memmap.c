@@ -160,16 +160,34 @@ int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 		}
 		mm->dram_len = memmap_len;
 		mm->descs = mm->dram;
+		/*
+		 * Every byte is written by init and lookups land anywhere in
+		 * it: huge pages spare a TLB miss per lookup, waste nothing.
+		 */
+		madvise(mm->dram, memmap_len, MADV_HUGEPAGE);
 	}
 	mm->pageblock = calloc(mm->total_pfns / NTM_PAGEBLOCK_PAGES + 1, 1);
 	if (!mm->pageblock) {
 		ret = ntm_error(-ENOMEM, "memmap: no memory for pageblocks");
 		goto out_unmap;
 	}
+	if (mm->place == NTM_MEMMAP_DEV) {
+		/*
+		 * Init stores into a sparse file through its mapping, where a
+		 * full file system is a SIGBUS; allocate the blocks now, when
+		 * it can still be an error. Last, as nothing can undo it.
+		 */
+		ret = ntm_ns_reserve(mm->descs, round_up(ntm_memmap_bytes(mm),
+							 NTM_PAGE_SIZE),
+				     "map=dev descriptors");
+		if (ret)
+			goto out_unmap;
+	}
 	*out = mm;
 	return 0;
 
 out_unmap:
+	free(mm->pageblock);
 	ntm_memmap_dedup_unmap(mm);
 	if (mm->dram)
 		munmap(mm->dram, mm->dram_len);
@@ -394,22 +412,49 @@ struct ntm_page *ntm_memmap_head(const struct ntm_memmap *mm,
 		return NULL;
 	if (!(page->compound_info & NTM_COMPOUND_TAIL))
 		return (struct ntm_page *)page;
-	/* The order is in the tail itself: no per-folio state is read. */
+	/*
+	 * The order is in the tail itself: no per-folio state is read. A
+	 * tail whose order is not the memmap's is garbage (never
+	 * initialised, or overwritten): no head, rather than a shift past
+	 * the word's width.
+	 */
 	order = (unsigned)(page->compound_info >> 1);
+	if (order != mm->order)
+		return NULL;
 	return ntm_memmap_page(mm, pfn & ~(((size_t)1 << order) - 1));
+}
+
+/*
+ * The head whose count @page's get or put changes, or NULL with the
+ * message set. The range checks are the ones ntm_memmap_head() makes
+ * anyway: a stray pointer costs a predicted branch, not a fault.
+ */
+static struct ntm_page *refcount_head(const struct ntm_memmap *mm,
+				      const struct ntm_page *page)
+{
+	struct ntm_page *head = ntm_memmap_head(mm, page);
+
+	if (!head)
+		ntm_error(-EINVAL, "page %p: not a descriptor of this memmap",
+			  (const void *)page);
+	return head;
 }
 
 int ntm_page_get(const struct ntm_memmap *mm, struct ntm_page *page)
 {
-	struct ntm_page *head = ntm_memmap_head(mm, page);
+	struct ntm_page *head = refcount_head(mm, page);
 
+	if (!head)
+		return -EINVAL;
 	return __atomic_add_fetch(&head->refcount, 1, __ATOMIC_SEQ_CST);
 }
 
 int ntm_page_put(const struct ntm_memmap *mm, struct ntm_page *page)
 {
-	struct ntm_page *head = ntm_memmap_head(mm, page);
+	struct ntm_page *head = refcount_head(mm, page);
 
+	if (!head)
+		return -EINVAL;
 	return __atomic_sub_fetch(&head->refcount, 1, __ATOMIC_SEQ_CST);
 }
 

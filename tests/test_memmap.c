@@ -30,7 +30,17 @@
  *              multiple of any thread's share, so the last share is short;
  *              the call strategy is called exactly once per descriptor.
  *   refcount_* ntm_page_get/put on tails land on the head, from two threads
- *              racing 100000 times each: no update is lost.
+ *              racing 100000 times each: no update is lost. A table of
+ *              pointers that are no descriptor of the memmap (NULL, before
+ *              or after the array, inside a descriptor, another memmap's,
+ *              the map=dev reserve, a tail with a garbage order): -EINVAL
+ *              for get and put, the page named, no byte of either memmap
+ *              changed.
+ *   dev_reserve map=dev over an emulated namespace on a 16 MiB tmpfs
+ *              mounted here (root only, else skipped): descriptors that do
+ *              not fit are -ENOSPC at create, naming the path and the
+ *              bytes, with the file system's free space unchanged; ones
+ *              that fit are allocated at create, before init writes them.
  *   bad_*      every invalid argument is -EINVAL, leaves *mm alone, and
  *              ntm_errmsg() names the argument.
  *
@@ -58,6 +68,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include <ntmem.h>
 #include "testutil.h"
@@ -832,6 +845,192 @@ static void test_refcount_single(void **state)
 	ntm_ns_close(ns);
 }
 
+/*
+ * Pointers that are no descriptor of the memmap they are passed with: get
+ * and put are -EINVAL and change nothing (they used to dereference NULL).
+ */
+static void test_refcount_outside(void **state)
+{
+	const struct ntm_memmap_config mem = { .desc_size = 64,
+					       .align = 2 * MiB, .threads = 1 };
+	const struct ntm_memmap_config dev = { .desc_size = 64,
+					       .align = 2 * MiB, .threads = 1,
+					       .place = NTM_MEMMAP_DEV };
+	struct ntm_ns *ns = anon_ns(8 * MiB, 2 * MiB), *ns2 = anon_ns(8 * MiB, 2 * MiB);
+	struct ntm_memmap *mm = memmap_over(ns, &mem), *other = memmap_over(ns2, &dev);
+	unsigned char *d = ntm_memmap_descs(mm), *od = ntm_memmap_descs(other);
+	size_t n = ntm_memmap_bytes(mm), on = ntm_memmap_bytes(other);
+	struct ntm_page *order200, *order40;
+	unsigned char *snap, *osnap;
+
+	(void)state;
+	assert_int_equal(ntm_memmap_init(mm), 0);
+	assert_int_equal(ntm_memmap_init(other), 0);
+	/* Tails whose order is garbage: a shift past 63 bits, or a wrong head. */
+	order200 = ntm_memmap_page(mm, 513);
+	order200->compound_info = NTM_COMPOUND_TAIL | 200ull << 1;
+	order40 = ntm_memmap_page(mm, 514);
+	order40->compound_info = NTM_COMPOUND_TAIL | 40ull << 1;
+	assert_null(ntm_memmap_head(mm, order200));
+	assert_null(ntm_memmap_head(mm, order40));
+	snap = malloc(n);
+	osnap = malloc(on);
+	assert_non_null(snap);
+	assert_non_null(osnap);
+	memcpy(snap, d, n);
+	memcpy(osnap, od, on);
+	{
+		const struct {
+			const char *what;
+			const struct ntm_memmap *mm;
+			uintptr_t page;
+		} rows[] = {
+			{ "NULL", mm, 0 },
+			{ "one descriptor before the array", mm, (uintptr_t)d - 64 },
+			{ "just past the last descriptor", mm, (uintptr_t)d + n },
+			{ "inside a descriptor", mm, (uintptr_t)d + 64 + 8 },
+			{ "another memmap's descriptor", mm, (uintptr_t)od + 64 },
+			{ "a tail of order 200", mm, (uintptr_t)order200 },
+			{ "a tail of order 40", mm, (uintptr_t)order40 },
+			{ "map=dev: the reserve past the array", other,
+			  (uintptr_t)od + on },
+			{ "map=dev: a described page's memory", other,
+			  (uintptr_t)ntm_ns_base(ns2) +
+			  ntm_memmap_first_pfn(other) * PG },
+		};
+
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			struct ntm_page *p = (struct ntm_page *)rows[i].page;
+			int r;
+
+			reset_errmsg();
+			r = ntm_page_get(rows[i].mm, p);
+			if (r != -EINVAL)
+				fail_msg("get on %s: %d, expected -EINVAL",
+					 rows[i].what, r);
+			check_errmsg_names("page", rows[i].what);
+			r = ntm_page_put(rows[i].mm, p);
+			if (r != -EINVAL)
+				fail_msg("put on %s: %d, expected -EINVAL",
+					 rows[i].what, r);
+			if (memcmp(d, snap, n) || memcmp(od, osnap, on))
+				fail_msg("get/put on %s changed a descriptor",
+					 rows[i].what);
+		}
+	}
+	/* A good tail still counts on its head. */
+	assert_int_equal(ntm_page_get(mm, ntm_memmap_page(mm, 515)), 1);
+	assert_int_equal(ntm_page_put(mm, ntm_memmap_page(mm, 515)), 0);
+	free(snap);
+	free(osnap);
+	ntm_memmap_destroy(mm);
+	ntm_memmap_destroy(other);
+	ntm_ns_close(ns);
+	ntm_ns_close(ns2);
+}
+
+/* --- map=dev on a full file system -------------------------------------- */
+
+static char tmpfs_dir[64];
+
+/* Unmount and remove the test's tmpfs, even after a failure. */
+static int tmpfs_teardown(void **state)
+{
+	(void)state;
+	if (tmpfs_dir[0]) {
+		if (umount(tmpfs_dir))
+			umount2(tmpfs_dir, MNT_DETACH);
+		rmdir(tmpfs_dir);
+		tmpfs_dir[0] = '\0';
+	}
+	return 0;
+}
+
+/* Bytes of descriptors a map=dev memmap of @len bytes writes. */
+static size_t dev_desc_bytes(size_t len, size_t size)
+{
+	size_t total = len / PG, first = tu_round_up(total * size, PG) / PG;
+
+	return tu_round_up((total - first) * size, PG);
+}
+
+/*
+ * `ntmem bench memmap --dir D` on a 16 MiB tmpfs died with SIGBUS: map=dev
+ * wrote descriptors into a sparse file the file system had no room for.
+ * The blocks are now allocated at create, where it is an error.
+ */
+static void test_dev_reserve(void **state)
+{
+	static const struct {
+		size_t len;
+		int ret;
+	} cases[] = {
+		{ 2 * GiB, -ENOSPC },	/* 31.5 MiB of descriptors */
+		{ 256 * MiB, 0 },	/* 3.9 MiB */
+	};
+	const struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 2,
+					       .place = NTM_MEMMAP_DEV };
+	char path[96];
+
+	(void)state;
+	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "/tmp/ntmem-test-memmap-XXXXXX");
+	if (!mkdtemp(tmpfs_dir)) {
+		tmpfs_dir[0] = '\0';
+		skip();
+	}
+	if (mount("tmpfs", tmpfs_dir, "tmpfs", MS_NOSUID | MS_NODEV,
+		  "size=16m,mode=0700")) {
+		print_message("dev_reserve: cannot mount a tmpfs: %s\n",
+			      strerror(errno));
+		rmdir(tmpfs_dir);
+		tmpfs_dir[0] = '\0';
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/ns", tmpfs_dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len, need = dev_desc_bytes(len, 64);
+		struct ntm_memmap *mm = MM_SENTINEL;
+		struct statfs before, after;
+		struct ntm_ns *ns = NULL;
+		char bytes[32];
+		int ret;
+
+		ret = ntm_ns_create(&ns, path, len, PG,
+				    NTM_NS_EMULATE | NTM_NS_TEMPORARY);
+		if (ret)
+			fail_msg("ntm_ns_create(%s, %zu): %d %s", path, len, ret,
+				 ntm_errmsg());
+		assert_int_equal(statfs(tmpfs_dir, &before), 0);
+		ret = ntm_memmap_create(&mm, ntm_ns_base(ns), len, ns, &cfg);
+		assert_int_equal(statfs(tmpfs_dir, &after), 0);
+		if (ret != cases[i].ret)
+			fail_msg("map=dev over %zu bytes on a 16 MiB tmpfs: %d "
+				 "(%s), expected %d", len, ret, ntm_errmsg(),
+				 cases[i].ret);
+		if (ret) {
+			assert_ptr_equal(mm, MM_SENTINEL);
+			check_errmsg_names(path, "no room for map=dev");
+			snprintf(bytes, sizeof(bytes), "%zu", need);
+			check_errmsg_names(bytes, "no room for map=dev");
+			/* Nothing was allocated and kept. */
+			assert_int_equal(after.f_bfree, before.f_bfree);
+		} else {
+			/* Allocated before a descriptor is written. */
+			if ((before.f_bfree - after.f_bfree) * after.f_bsize < need)
+				fail_msg("map=dev over %zu bytes: create "
+					 "allocated %llu bytes, the descriptors "
+					 "need %zu", len,
+					 (unsigned long long)(before.f_bfree -
+							      after.f_bfree) *
+						 after.f_bsize, need);
+			assert_int_equal(ntm_memmap_init(mm), 0);
+			assert_true(ntm_memmap_nr_pages(mm) * 64 <= need);
+			ntm_memmap_destroy(mm);
+		}
+		ntm_ns_close(ns);
+	}
+}
+
 /* --- bad input ---------------------------------------------------------- */
 
 struct bad_create {
@@ -1125,7 +1324,7 @@ static void add_test(struct CMUnitTest *tests, size_t *nt, const char *name,
 int main(int argc, char **argv)
 {
 	static char names[2 * NGEOS][32];
-	static struct CMUnitTest tests[2 * NGEOS + NTHREAD_CASES + 9];
+	static struct CMUnitTest tests[2 * NGEOS + NTHREAD_CASES + 11];
 	size_t nt = 0;
 
 	/* Arguments: fnmatch() patterns of the tests to run (default all). */
@@ -1145,6 +1344,10 @@ int main(int argc, char **argv)
 			 &thread_cases[i]);
 	add_test(tests, &nt, "refcount_single", test_refcount_single, NULL);
 	add_test(tests, &nt, "refcount_threads", test_refcount_threads, NULL);
+	add_test(tests, &nt, "refcount_outside", test_refcount_outside, NULL);
+	add_test(tests, &nt, "dev_reserve", test_dev_reserve, NULL);
+	if (nt && tests[nt - 1].test_func == test_dev_reserve)
+		tests[nt - 1].teardown_func = tmpfs_teardown;
 	add_test(tests, &nt, "bad_create", test_bad_create, NULL);
 	add_test(tests, &nt, "bad_set_init", test_bad_set_init, NULL);
 	add_test(tests, &nt, "dedup", test_dedup, NULL);

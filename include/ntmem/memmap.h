@@ -125,12 +125,19 @@ struct ntm_memmap;
  * With NTM_MEMMAP_DEV the descriptors take the start of the region itself:
  * room for one descriptor per page of the whole region, rounded up to the
  * alignment, is reserved and those pages are not described (they hold the
- * memmap). Nothing is initialised yet; see ntm_memmap_init().
+ * memmap). When the region is a writable file or emulated namespace (not
+ * DAX), the file blocks the descriptors will be written to are allocated
+ * here (fallocate()), so that ntm_memmap_init() cannot meet a full file
+ * system through the mapping (SIGBUS). Nothing is initialised yet; see
+ * ntm_memmap_init().
  *
  * Return: 0, -EINVAL (ntm_errmsg() names the argument: a length that is
  * not a multiple of the page size or alignment, a region smaller than its
  * own memmap with NTM_MEMMAP_DEV, an unknown layout, zero or more than 256
- * threads, a missing copy function), or -ENOMEM.
+ * threads, a missing copy function), -ENOSPC (NTM_MEMMAP_DEV: the file
+ * system has no room for the descriptors; ntm_errmsg() names the namespace
+ * path and the bytes needed; the file's contents are unchanged), another
+ * error of the file system, or -ENOMEM.
  */
 int ntm_memmap_create(struct ntm_memmap **mm, void *base, size_t len,
 		      const void *owner, const struct ntm_memmap_config *cfg);
@@ -174,7 +181,12 @@ size_t ntm_memmap_mem_bytes(const struct ntm_memmap *mm);
 /* Start of the descriptor array. */
 void *ntm_memmap_descs(const struct ntm_memmap *mm);
 
-/* Lookups; NULL / SIZE_MAX for a pfn or pointer outside the memmap. */
+/*
+ * Lookups; NULL / SIZE_MAX for a pfn or pointer outside the memmap or off
+ * a descriptor boundary. ntm_memmap_head() is NULL too for a tail whose
+ * order is not the memmap's (a descriptor never initialised, or
+ * overwritten).
+ */
 struct ntm_page *ntm_memmap_page(const struct ntm_memmap *mm, size_t pfn);
 size_t ntm_memmap_pfn(const struct ntm_memmap *mm, const struct ntm_page *page);
 void *ntm_memmap_addr(const struct ntm_memmap *mm, const struct ntm_page *page);
@@ -187,7 +199,15 @@ unsigned ntm_memmap_order(const struct ntm_memmap *mm);
 /*
  * Reference counts live on the compound head, as the kernel's folio
  * refcount does. Both are atomic (sequentially consistent) and return the
- * new count.
+ * new count, or -EINVAL when ntm_memmap_head() finds no head for @page: a
+ * pointer outside the memmap (NULL, another memmap's descriptor, a page
+ * of the map=dev reserve), off a descriptor boundary, or a tail with a
+ * garbage order; no count changes and ntm_errmsg() names the page. The
+ * checks are the lookup's own range checks, nothing more. Still undefined:
+ * a NULL or destroyed @mm, a plausible but wrong descriptor (uninitialised
+ * map=dev memory that happens to look like a tail of the right order), a
+ * count taken below zero or past INT_MAX (it wraps; a count of -22 then
+ * reads as -EINVAL), and a memmap destroyed while another thread counts.
  */
 int ntm_page_get(const struct ntm_memmap *mm, struct ntm_page *page);
 int ntm_page_put(const struct ntm_memmap *mm, struct ntm_page *page);
