@@ -99,14 +99,24 @@ static void choose(void)
 	chosen.line = ntm_cpu_line_size();
 	chosen.verbose = env.verbose;
 
+	/*
+	 * The one exception to "never prints unless NTMEM_VERBOSE": a ceiling
+	 * the user set but misspelt would otherwise be dropped without a
+	 * trace. Once per process, as this runs once.
+	 */
+	for (const char *line = env.bad; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		fprintf(stderr, "ntmem: %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
 	if (env.verbose) {
 		best = ntm_variant_select(chosen.features, -1);
 		fprintf(stderr,
 			"ntmem %s: copy variant %s (best for this cpu: %s), "
-			"write-back %s, cache line %zu bytes%s%s\n",
+			"write-back %s, cache line %zu bytes\n",
 			ntm_version(), chosen.variant->name, best->name,
-			ntm_flush_insn_name(chosen.flush_insn), chosen.line,
-			env.bad[0] ? "; " : "", env.bad);
+			ntm_flush_insn_name(chosen.flush_insn), chosen.line);
 	}
 	__atomic_store_n(&ntm_dispatch_published, &chosen, __ATOMIC_RELEASE);
 }

@@ -9,6 +9,9 @@
  *   NTMEM_VERBOSE  1                         print choices once to stderr
  *                                            (default: silent)
  *
+ * An unknown value of NTMEM_ISA or NTMEM_FLUSH is ignored, and the
+ * dispatcher warns about it once on stderr even without NTMEM_VERBOSE.
+ *
  * Read once, by the dispatcher's first call; changing them later has no
  * effect in a running process.
  */
@@ -57,24 +60,33 @@ const char *ntm_flush_insn_name(enum ntm_flush_insn insn)
 	return "unknown";
 }
 
-/* Parse one ceiling variable; note an unknown value in env->bad. */
+/*
+ * Parse one ceiling variable; describe an unknown value in env->bad, one
+ * line each, with the values that would have counted: a typo silently
+ * ignored would leave the user measuring the wrong variant.
+ */
 static int read_cap(struct ntm_env *env, const char *var,
-		    int (*parse)(const char *))
+		    const char *const *names, int count)
 {
 	const char *val = getenv(var);
+	size_t used;
 	int cap;
 
 	if (!val || !*val)
 		return -1;
-	cap = parse(val);
-	if (cap < 0) {
-		size_t used = strlen(env->bad);
-
-		snprintf(env->bad + used, sizeof(env->bad) - used,
-			 "%s%s=%s ignored (unknown value)", used ? "; " : "",
-			 var, val);
-	}
-	return cap;
+	cap = index_of(names, count, val);
+	if (cap >= 0)
+		return cap;
+	used = strlen(env->bad);
+	used += (size_t)snprintf(env->bad + used, sizeof(env->bad) - used,
+				 "%s%s=%s ignored (unknown value; one of",
+				 used ? "\n" : "", var, val);
+	for (int i = 0; i < count && used < sizeof(env->bad); i++)
+		used += (size_t)snprintf(env->bad + used, sizeof(env->bad) - used,
+					 "%c%s", i ? '|' : ' ', names[i]);
+	if (used < sizeof(env->bad))
+		snprintf(env->bad + used, sizeof(env->bad) - used, ")");
+	return -1;
 }
 
 void ntm_env_read(struct ntm_env *env)
@@ -82,7 +94,9 @@ void ntm_env_read(struct ntm_env *env)
 	const char *verbose = getenv("NTMEM_VERBOSE");
 
 	env->bad[0] = '\0';
-	env->isa_cap = read_cap(env, "NTMEM_ISA", ntm_isa_from_name);
-	env->flush_cap = read_cap(env, "NTMEM_FLUSH", ntm_flush_from_name);
+	env->isa_cap = read_cap(env, "NTMEM_ISA", isa_names,
+				(int)(sizeof(isa_names) / sizeof(*isa_names)));
+	env->flush_cap = read_cap(env, "NTMEM_FLUSH", flush_names,
+				  (int)(sizeof(flush_names) / sizeof(*flush_names)));
 	env->verbose = verbose && strcmp(verbose, "0") != 0 && *verbose;
 }

@@ -38,7 +38,7 @@ struct ntm_env {
 	int isa_cap;	/* enum ntm_isa ceiling, or -1 when NTMEM_ISA is unset */
 	int flush_cap;	/* enum ntm_flush_insn ceiling, or -1 when unset */
 	bool verbose;	/* NTMEM_VERBOSE=1 */
-	char bad[160];	/* description of values that were ignored, or "" */
+	char bad[512];	/* values that were ignored, one line each, or "" */
 };
 
 void ntm_env_read(struct ntm_env *env);
