@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* PMDK's environment, read once at load time (env.c). */
+/* PMDK's environment, read once when PMDK reads it (env.c). */
 struct pmem_env {
-	int is_pmem_force;	/* PMEM_IS_PMEM_FORCE: -1 unset, 0 or 1 */
+	int is_pmem_force;	/* PMEM_IS_PMEM_FORCE: -1 none, 0 or 1; lazy */
 	size_t movnt_threshold;	/* PMEM_MOVNT_THRESHOLD, default 256 */
 	bool no_movnt;		/* PMEM_NO_MOVNT=1: temporal copies only */
 	bool no_flush;		/* PMEM_NO_FLUSH=1, or auto flush detected */
@@ -21,6 +21,12 @@ extern struct pmem_env pmem_env;
 
 /* Read the environment and cap ntmem's choices; called by the constructor. */
 void pmem_env_read(void);
+
+/*
+ * PMEM_IS_PMEM_FORCE as -1 (detect), 0 or 1, read from the environment on
+ * the first call (PMDK reads it at the first pmem_is_pmem(), not at load).
+ */
+int pmem_env_is_pmem_force(void);
 
 /* The thread's pmem_errormsg() text (version.c); errno is left as given. */
 void pmem_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

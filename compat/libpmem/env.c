@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * env.c - the one place the drop-in reads PMDK's environment variables,
- * once, when the library is loaded (PMDK reads them at load time too,
- * except PMEM_IS_PMEM_FORCE, which nothing can observe the difference of).
+ * each at the moment PMDK 1.12.1 reads it, so a program that calls
+ * setenv() before its first libpmem call gets PMDK's answer.
  *
- *   PMEM_IS_PMEM_FORCE=0|1   pmem_is_pmem() answers never / always
+ * At the first pmem_is_pmem() call (also the one pmem_map_file() makes
+ * for its is_pmem result), as libpmem(7) documents:
+ *   PMEM_IS_PMEM_FORCE=0|1   pmem_is_pmem() answers never / always; any
+ *                            other value (atoi) means detection
+ *
+ * When the library is loaded (PMDK's constructor chooses its copy and
+ * flush functions then; later changes have no effect):
  *   PMEM_MOVNT_THRESHOLD=N   flag-less copies of N bytes and more are
  *                            non-temporal (default 256; 0: always)
  *   PMEM_NO_MOVNT=1          never non-temporal: copy, then flush
@@ -13,9 +19,13 @@
  *   PMEM_NO_CLWB=1           write back with CLFLUSHOPT or CLFLUSH
  *   PMEM_NO_CLFLUSHOPT=1     with PMEM_NO_CLWB: CLFLUSH
  *   PMEM_AVX=0, PMEM_AVX512F=0   no AVX (SSE2 stores) / no AVX-512
+ * PMDK also reads PMEM_NO_GENERIC_MEMCPY, PMEM_MOVDIR64B and
+ * PMEM_WC_WORKAROUND at load (copy kernels ntmem does not have) and
+ * PMEM_MMAP_HINT (a mapping address ntmem does not take): all ignored.
  * ntmem's own NTMEM_ISA / NTMEM_FLUSH / NTMEM_VERBOSE still apply; the
  * lower ceiling wins.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +48,6 @@ void pmem_env_read(void)
 	const char *thr = getenv("PMEM_MOVNT_THRESHOLD");
 	int isa_cap = -1, flush_cap = -1, no_flush;
 
-	pmem_env.is_pmem_force = env_int("PMEM_IS_PMEM_FORCE", -1);
 	if (thr && *thr && atoll(thr) >= 0)	/* negative values are ignored */
 		pmem_env.movnt_threshold = (size_t)atoll(thr);
 	pmem_env.no_movnt = env_int("PMEM_NO_MOVNT", 0) != 0;
@@ -55,4 +64,21 @@ void pmem_env_read(void)
 		flush_cap = env_int("PMEM_NO_CLFLUSHOPT", 0) ? NTM_FLUSH_CLFLUSH
 							     : NTM_FLUSH_CLFLUSHOPT;
 	ntm_dispatch_set_caps(isa_cap, flush_cap);
+}
+
+static pthread_once_t force_once = PTHREAD_ONCE_INIT;
+
+/* PMDK: set and atoi() 0 is "never" (even when empty), 1 is "always". */
+static void force_read(void)
+{
+	const char *v = getenv("PMEM_IS_PMEM_FORCE");
+	int f = v ? atoi(v) : -1;
+
+	pmem_env.is_pmem_force = f == 0 || f == 1 ? f : -1;
+}
+
+int pmem_env_is_pmem_force(void)
+{
+	pthread_once(&force_once, force_read);
+	return pmem_env.is_pmem_force;
 }

@@ -6,13 +6,17 @@
  * pmem_map_file() opens or creates the file as PMDK does (flags, len and
  * devdax rules below), then maps it with ntm_ns_open_fd(): MAP_SYNC is
  * tried first, so a file on a DAX file system or a devdax device is
- * "pmem". Those ranges are kept in a registry that pmem_is_pmem() consults;
- * PMEM_IS_PMEM_FORCE overrides it either way.
+ * "pmem". The mapped ranges are kept in a registry that pmem_is_pmem()
+ * consults (PMEM_IS_PMEM_FORCE overrides it either way) and that
+ * pmem_unmap() trims: like PMDK's, it unmaps exactly the pages it is given,
+ * so a mapping can be split, and whatever is left keeps its answer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,140 +33,402 @@
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
 		    PMEM_FILE_TMPFILE)
 
+/*
+ * The tests build these sources once more with NTMEM_PMEM_TEST_EMULATE:
+ * files are then mapped as emulated pmem, which is "pmem" on tmpfs, so the
+ * registry's pmem_is_pmem() answers can be checked without a DAX file
+ * system. The library itself never does this.
+ */
+#ifdef NTMEM_PMEM_TEST_EMULATE
+#define NS_FLAGS (NTM_NS_ANY_SIZE | NTM_NS_EMULATE)
+#else
+#define NS_FLAGS NTM_NS_ANY_SIZE
+#endif
+
+/* --- the registry -------------------------------------------------------- */
+
+/* A namespace pmem_map_file() made, and how much of its mapping is left. */
+struct owner {
+	struct ntm_ns *ns;
+	size_t pieces;		/* ranges of the registry in its mapping */
+	struct owner *next;	/* in the list of owners that never close */
+};
+
+/*
+ * What pmem_map_file() mapped and pmem_unmap() has not unmapped yet:
+ * disjoint ranges sorted by address. A range ends where its file ends
+ * (PMDK's registry does too: the rest of the last page is not pmem) or at
+ * a page boundary where a pmem_unmap() cut it.
+ */
+struct range {
+	uintptr_t start;	/* page aligned */
+	uintptr_t end;
+	struct owner *own;
+	bool pmem;		/* ntm_ns_cpu_durable() of its namespace */
+};
+
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ntm_ns **registry;
-static size_t nregistry, registry_cap;
+static struct range *ranges;
+static size_t nranges, ranges_cap;
+
+/*
+ * Namespaces whose pages were all unmapped piece by piece, but some of
+ * them were mapped again by someone else before the last piece went (see
+ * owner_release()): never closed, kept reachable.
+ */
+static struct owner *kept;
+
+static uintptr_t page_size(void)
+{
+	return (uintptr_t)sysconf(_SC_PAGESIZE);
+}
+
+static uintptr_t page_up(uintptr_t a)
+{
+	return (a + page_size() - 1) & ~(page_size() - 1);
+}
+
+/* Room for @more ranges; 0 or -1 (no memory). */
+static int reserve_ranges(size_t more)
+{
+	size_t cap = ranges_cap ? ranges_cap : 8;
+	struct range *r;
+
+	if (nranges + more <= ranges_cap)
+		return 0;
+	while (cap < nranges + more)
+		cap *= 2;
+	r = realloc(ranges, cap * sizeof(*r));
+	if (!r)
+		return -1;
+	ranges = r;
+	ranges_cap = cap;
+	return 0;
+}
+
+/* The range is all that is left of its namespace's mapping, and all of it. */
+static bool range_whole(const struct range *r)
+{
+	uintptr_t base = (uintptr_t)ntm_ns_base(r->own->ns);
+
+	return r->own->pieces == 1 && r->start == base &&
+	       r->end == base + ntm_ns_size(r->own->ns);
+}
+
+/*
+ * Every page of @own's mapping has been unmapped, piece by piece.
+ * ntm_ns_close() would munmap its whole original range once more, so it
+ * may run only while nothing else is mapped there: claim the range back
+ * with a placeholder the kernel refuses if any page of it was mapped again
+ * meanwhile (MAP_FIXED_NOREPLACE), and let ntm_ns_close() unmap that. If
+ * a page was reused, the namespace is kept and never closed.
+ */
+static void owner_release(struct owner *own)
+{
+	void *base = ntm_ns_base(own->ns), *p;
+	size_t len = ntm_ns_size(own->ns);
+
+	p = mmap(base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == base) {
+		ntm_ns_close(own->ns);
+		free(own);
+		return;
+	}
+	/* A kernel before 4.17 takes the flag for a hint: elsewhere. */
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	own->next = kept;
+	kept = own;
+}
+
+/* Take range @i out of the array, nothing else. */
+static void range_drop(size_t i)
+{
+	memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(*ranges));
+	nranges--;
+}
+
+/* Range @i was unmapped: its owner goes with its last piece. */
+static void range_remove(size_t i)
+{
+	struct owner *own = ranges[i].own;
+
+	range_drop(i);
+	if (--own->pieces == 0)
+		owner_release(own);
+}
+
+/*
+ * Drop [lo, hi) (page aligned, already unmapped) from the registry: ranges
+ * inside it go, ranges across its ends are cut, a range around it splits
+ * in two. The caller reserved room for one more range.
+ */
+static void registry_cut(uintptr_t lo, uintptr_t hi)
+{
+	size_t i = 0;
+
+	while (i < nranges) {
+		struct range *r = &ranges[i];
+		uintptr_t end = page_up(r->end);
+
+		if (end <= lo || r->start >= hi) {
+			i++;
+		} else if (r->start < lo && end > hi) {
+			memmove(&ranges[i + 2], &ranges[i + 1],
+				(nranges - i - 1) * sizeof(*ranges));
+			nranges++;
+			ranges[i + 1] = *r;
+			ranges[i + 1].start = hi;
+			r->end = lo;
+			r->own->pieces++;
+			i += 2;
+		} else if (r->start < lo) {
+			r->end = lo;
+			i++;
+		} else if (end > hi) {
+			r->start = hi;
+			i++;
+		} else {
+			range_remove(i);
+		}
+	}
+}
 
 static int registry_add(struct ntm_ns *ns)
 {
-	int ret = 0;
+	struct owner *own = malloc(sizeof(*own));
+	struct range r = {
+		.start = (uintptr_t)ntm_ns_base(ns),
+		.end = (uintptr_t)ntm_ns_base(ns) + ntm_ns_size(ns),
+		.own = own,
+		.pmem = ntm_ns_cpu_durable(ns),
+	};
+	size_t i;
 
+	if (!own)
+		return -1;
+	*own = (struct owner){ .ns = ns, .pieces = 1 };
 	pthread_mutex_lock(&registry_lock);
-	if (nregistry == registry_cap) {
-		size_t cap = registry_cap ? 2 * registry_cap : 16;
-		struct ntm_ns **r = realloc(registry, cap * sizeof(*r));
-
-		if (r) {
-			registry = r;
-			registry_cap = cap;
-		} else {
-			ret = -1;
-		}
+	/* The new range, and one more if a stale one splits around it. */
+	if (reserve_ranges(2)) {
+		pthread_mutex_unlock(&registry_lock);
+		free(own);
+		return -1;
 	}
-	if (!ret)
-		registry[nregistry++] = ns;
+	/*
+	 * The kernel just handed out these pages, so whatever the registry
+	 * still has there was unmapped behind its back (munmap(), MAP_FIXED):
+	 * forget it (PMDK refuses the new mapping instead, with ENOMEM).
+	 */
+	registry_cut(r.start, page_up(r.end));
+	for (i = 0; i < nranges && ranges[i].start < r.start; i++)
+		;
+	memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(*ranges));
+	ranges[i] = r;
+	nranges++;
 	pthread_mutex_unlock(&registry_lock);
-	return ret;
+	return 0;
 }
 
-/* Remove and return the namespace mapped at @addr, or NULL. */
-static struct ntm_ns *registry_take(const void *addr)
+/*
+ * Unmap [a, e) (page aligned) and keep the registry true. A range that is
+ * all of its namespace's mapping and lies inside [a, e) is closed with
+ * ntm_ns_close() (whose munmap is exactly that range); everything else is
+ * munmap()ed here, in address order, each page once, so nothing another
+ * thread maps meanwhile is hit. 0 or -errno (then the registry describes
+ * what was unmapped before the failure).
+ */
+static int unmap_locked(uintptr_t a, uintptr_t e)
 {
-	struct ntm_ns *ns = NULL;
+	uintptr_t lo = a;
 
-	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < nregistry; i++)
-		if (ntm_ns_base(registry[i]) == addr) {
-			ns = registry[i];
-			registry[i] = registry[--nregistry];
-			break;
+	/* Room for the second half of a range split in the middle. */
+	if (reserve_ranges(1))
+		return -ENOMEM;
+	while (lo < e) {
+		uintptr_t hi = e;
+		size_t i;
+
+		for (i = 0; i < nranges; i++)
+			if (ranges[i].start >= lo && page_up(ranges[i].end) <= e &&
+			    range_whole(&ranges[i])) {
+				hi = ranges[i].start;
+				break;
+			}
+		if (hi > lo) {
+			if (munmap((void *)lo, hi - lo))
+				return -errno;
+			registry_cut(lo, hi);
 		}
-	pthread_mutex_unlock(&registry_lock);
-	return ns;
+		if (hi == e)
+			break;
+		/* registry_cut() may have moved it: find it by address. */
+		for (i = 0; ranges[i].start != hi; i++)
+			;
+		lo = page_up(ranges[i].end);
+		ntm_ns_close(ranges[i].own->ns);
+		free(ranges[i].own);
+		range_drop(i);
+	}
+	return 0;
 }
 
-/* Fail with errno @err and a message, the way every entry point does. */
-static void *fail(int err, const char *what, const char *path)
+/* --- pmem_map_file ------------------------------------------------------- */
+
+/*
+ * Fail with errno @err and a message naming the step (printf-style, the
+ * error's text appended), as every path out of pmem_map_file() does.
+ */
+__attribute__((format(printf, 2, 3)))
+static void *map_fail(int err, const char *fmt, ...)
 {
-	pmem_set_error("%s '%s': %s", what, path ? path : "", strerror(err));
+	char what[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	pmem_set_error("%s: %s", what, strerror(err));
 	errno = err;
 	return NULL;
 }
 
-/* Open (and for CREATE size) the file; -1 with errno set on failure. */
-static int open_file(const char *path, size_t len, int flags, mode_t mode,
-		     bool *created)
+/* What the call changed on the file system, to undo when it fails. */
+struct file_undo {
+	bool created;		/* this call created the file: unlink it */
+	off_t old_size;		/* an existing file's size before, or -1 */
+};
+
+/*
+ * Put the file back the way the call found it: a file it created is
+ * removed (PMDK removes it only with PMEM_FILE_EXCL), a file it grew is
+ * shrunk back. A file it shrank keeps its new size: the cut-off bytes
+ * are gone.
+ */
+static void file_undo(const char *path, int fd, size_t len,
+		      const struct file_undo *undo)
 {
-	int fd, oflags = O_RDWR | O_CLOEXEC;
+	if (undo->created)
+		unlink(path);
+	else if (undo->old_size >= 0 && undo->old_size < (off_t)len)
+		(void)!ftruncate(fd, undo->old_size);
+}
 
-	*created = false;
+/*
+ * Open (and for CREATE size) the file; the descriptor and in @undo what
+ * to undo if a later step fails, or -1 with errno and the message set and
+ * the file as it was.
+ */
+static int open_file(const char *path, size_t len, int flags, mode_t mode,
+		     struct file_undo *undo)
+{
+	int fd, err, oflags = O_RDWR | O_CLOEXEC;
+	struct stat st;
+
 	if (flags & PMEM_FILE_TMPFILE) {
-		fd = open(path, O_TMPFILE | oflags, mode);
+		/* Unnamed: nothing to remove. With EXCL it can never get a name. */
+		fd = open(path, oflags | O_TMPFILE |
+			  (flags & PMEM_FILE_EXCL ? O_EXCL : 0), mode);
+	} else if (flags & PMEM_FILE_CREATE) {
+		/* O_EXCL first tells whether this call creates the file. */
+		fd = open(path, oflags | O_CREAT | O_EXCL, mode);
+		undo->created = fd >= 0;
+		if (fd < 0 && errno == EEXIST && !(flags & PMEM_FILE_EXCL))
+			fd = open(path, oflags | O_CREAT, mode);
 	} else {
-		if (flags & PMEM_FILE_CREATE)
-			oflags |= O_CREAT | (flags & PMEM_FILE_EXCL ? O_EXCL : 0);
-		/* Did this call create it? Needed to remove it on failure. */
-		*created = (flags & PMEM_FILE_EXCL) != 0;
-		fd = open(path, oflags, mode);
+		/* EXCL without CREATE is ignored, as by PMDK's open(2). */
+		fd = open(path, oflags);
 	}
-	if (fd < 0 || !(flags & PMEM_FILE_CREATE))
+	if (fd < 0) {
+		map_fail(errno, "open '%s'", path);
+		return -1;
+	}
+	if (!(flags & PMEM_FILE_CREATE))
 		return fd;
-	if (ftruncate(fd, (off_t)len))
-		goto out_err;
+	if (!undo->created && !(flags & PMEM_FILE_TMPFILE) &&
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		undo->old_size = st.st_size;
+	/* Always to len, growing or shrinking an existing file, as PMDK. */
+	if (ftruncate(fd, (off_t)len)) {
+		err = errno;
+		map_fail(err, "ftruncate '%s' to %zu bytes", path, len);
+		goto out_undo;
+	}
 	if (!(flags & PMEM_FILE_SPARSE)) {
-		int err = posix_fallocate(fd, 0, (off_t)len);
-
+		err = posix_fallocate(fd, 0, (off_t)len);
 		if (err) {
-			errno = err;
-			goto out_err;
+			map_fail(err, "posix_fallocate '%s' of %zu bytes", path,
+				 len);
+			goto out_undo;
 		}
 	}
 	return fd;
-out_err:
+
+out_undo:
+	file_undo(path, fd, len, undo);
 	close(fd);
+	errno = err;
 	return -1;
 }
 
 void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		    size_t *mapped_lenp, int *is_pmemp)
 {
+	struct file_undo undo = { .created = false, .old_size = -1 };
 	struct ntm_ns *ns;
 	struct stat st;
-	bool created = false, devdax;
+	bool devdax;
 	int fd, err, ret;
 
 	if (!path)
-		return fail(EINVAL, "path", "(null)");
+		return map_fail(EINVAL, "path (null)");
 	if (flags & ~FILE_FLAGS)
-		return fail(EINVAL, "invalid flags for", path);
-	if ((flags & (PMEM_FILE_EXCL | PMEM_FILE_TMPFILE)) &&
-	    !(flags & PMEM_FILE_CREATE))
-		return fail(EINVAL, "EXCL and TMPFILE need PMEM_FILE_CREATE:", path);
+		return map_fail(EINVAL, "invalid flag 0x%x for '%s'", flags,
+				path);
 	devdax = stat(path, &st) == 0 && S_ISCHR(st.st_mode);
 	if (devdax) {
 		/* A device has a size: CREATE and SPARSE are accepted, unused. */
 		if (flags & ~(PMEM_FILE_CREATE | PMEM_FILE_SPARSE))
-			return fail(EINVAL, "EXCL and TMPFILE do not apply to "
-				    "a device:", path);
+			return map_fail(EINVAL, "flag 0x%x unsupported for "
+					"device '%s'", flags, path);
 		flags = 0;
+	} else if ((flags & PMEM_FILE_CREATE) && (off_t)len < 0) {
+		/* Checked before anything is created, as PMDK does. */
+		return map_fail(EINVAL, "invalid file length %zu for '%s'", len,
+				path);
 	} else if ((flags & PMEM_FILE_CREATE) && len == 0) {
-		return fail(EINVAL, "PMEM_FILE_CREATE needs a non-zero len for",
-			    path);
+		return map_fail(EINVAL, "zero len not allowed with "
+				"PMEM_FILE_CREATE for '%s'", path);
 	} else if (!(flags & PMEM_FILE_CREATE) && len != 0) {
-		return fail(EINVAL, "a non-zero len needs PMEM_FILE_CREATE for",
-			    path);
+		return map_fail(EINVAL, "non-zero len not allowed without "
+				"PMEM_FILE_CREATE for '%s'", path);
 	}
+	if ((flags & PMEM_FILE_TMPFILE) && !(flags & PMEM_FILE_CREATE))
+		return map_fail(EINVAL, "PMEM_FILE_TMPFILE not allowed without "
+				"PMEM_FILE_CREATE for '%s'", path);
 
-	fd = open_file(path, len, flags, mode, &created);
+	fd = open_file(path, len, flags, mode, &undo);
 	if (fd < 0)
-		return fail(errno, "cannot open", path);
-	ret = ntm_ns_open_fd(&ns, fd, path, NTM_NS_ANY_SIZE);
+		return NULL;
+	ret = ntm_ns_open_fd(&ns, fd, path, NS_FLAGS);
 	if (ret) {
 		err = -ret;
-		pmem_set_error("%s", ntm_errmsg());
-		goto out_close;
+		pmem_set_error("mmap: %s", ntm_errmsg());
+		goto out_undo;
 	}
 	if (devdax && len && len != ntm_ns_size(ns)) {
 		ntm_ns_close(ns);
 		err = EINVAL;
-		fail(err, "len must be 0 or the device size for", path);
-		goto out_close;
+		map_fail(err, "len %zu must be 0 or the size of device '%s'",
+			 len, path);
+		goto out_undo;
 	}
 	if (registry_add(ns)) {
 		ntm_ns_close(ns);
 		err = ENOMEM;
-		fail(err, "no memory to map", path);
-		goto out_close;
+		map_fail(err, "no memory to register the mapping of '%s'", path);
+		goto out_undo;
 	}
 	close(fd);
 	if (mapped_lenp)
@@ -172,25 +438,34 @@ void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		*is_pmemp = pmem_is_pmem(ntm_ns_base(ns), ntm_ns_size(ns));
 	return ntm_ns_base(ns);
 
-out_close:
+out_undo:
+	file_undo(path, fd, len, &undo);
 	close(fd);
-	if (created)
-		unlink(path);
 	errno = err;
 	return NULL;
 }
 
 int pmem_unmap(void *addr, size_t len)
 {
-	struct ntm_ns *ns = registry_take(addr);
+	uintptr_t a = (uintptr_t)addr, e;
+	int ret;
 
-	if (ns) {
-		ntm_ns_close(ns);
-		return 0;
+	/*
+	 * munmap(2)'s own rules: a page-aligned start, a non-zero length
+	 * rounded up to whole pages. Anything else unmaps nothing.
+	 */
+	if (len == 0 || a % page_size() || __builtin_add_overflow(a, len, &e) ||
+	    e > UINTPTR_MAX - page_size()) {
+		ret = -EINVAL;
+	} else {
+		/* Any range: PMDK munmaps what it is given, its own or not. */
+		pthread_mutex_lock(&registry_lock);
+		ret = unmap_locked(a, page_up(e));
+		pthread_mutex_unlock(&registry_lock);
 	}
-	/* Not ours: PMDK unmaps any range it is given. */
-	if (munmap(addr, len)) {
-		pmem_set_error("munmap %p+%zu: %s", addr, len, strerror(errno));
+	if (ret) {
+		pmem_set_error("munmap %p+%zu: %s", addr, len, strerror(-ret));
+		errno = -ret;
 		return -1;
 	}
 	return 0;
@@ -198,20 +473,22 @@ int pmem_unmap(void *addr, size_t len)
 
 int pmem_is_pmem(const void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr;
-	int pmem = 0;
+	uintptr_t a = (uintptr_t)addr, e;
+	int force = pmem_env_is_pmem_force(), pmem = 0;
 
-	if (len == 0)
+	if (len == 0 || __builtin_add_overflow(a, len, &e))
 		return 0;
-	if (pmem_env.is_pmem_force >= 0)
-		return pmem_env.is_pmem_force != 0;
+	if (force >= 0)
+		return force;
+	/* Every byte in registered pmem ranges; adjacent ones may add up. */
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < nregistry && !pmem; i++) {
-		uintptr_t b = (uintptr_t)ntm_ns_base(registry[i]);
-
-		pmem = a >= b && len <= ntm_ns_size(registry[i]) &&
-		       a - b <= ntm_ns_size(registry[i]) - len &&
-		       ntm_ns_cpu_durable(registry[i]);
+	for (size_t i = 0; i < nranges && !pmem; i++) {
+		if (ranges[i].end <= a)
+			continue;
+		if (ranges[i].start > a || !ranges[i].pmem)
+			break;
+		a = ranges[i].end;
+		pmem = a >= e;
 	}
 	pthread_mutex_unlock(&registry_lock);
 	return pmem;
