@@ -8,7 +8,9 @@
  * for PMDK builds and runs unchanged on ntmem, and that each of the 23
  * functions behaves the way PMDK documents and implements it (PMDK
  * 1.12.1, the version Debian ships). Every expectation below also holds
- * for PMDK's own library, which is how the test itself was checked.
+ * for PMDK's own library, which is how the test itself was checked; meson
+ * runs the map, unmap, is_pmem and environment tests against Debian's
+ * libpmem too (NTMEM_TEST_PMDK=1 marks ntmem's deliberate differences).
  *
  *   map_*       pmem_map_file(): CREATE (created, sized and allocated,
  *               mode, mapped_len, is_pmem, shared with the file), CREATE
@@ -18,12 +20,23 @@
  *               directory (no entry appears), SPARSE (no blocks), an
  *               unknown flag, an existing file mapped whole (also one whose
  *               size is not a page multiple); pmem_unmap() returns 0 and
- *               the data stays in the file.
+ *               the data stays in the file. map_table: one row per
+ *               argument combination and failing step (open, ftruncate,
+ *               posix_fallocate): errno, the step in pmem_errormsg(), what
+ *               is left on disk. map_align_2m: 2 MiB alignment.
+ *   unmap_*     pmem_unmap() of the head, middle and tail of a mapping,
+ *               across holes, of memory it did not map, what munmap(2)
+ *               refuses; exactly those pages go, the rest keeps its data
+ *               and its is_pmem answer.
  *   is_pmem     pmem_is_pmem() on len 0, on a pmem_map_file() range, on
- *               malloc() memory. PMEM_IS_PMEM_FORCE=0/1 (meson runs those
- *               as separate processes, the library may read it once)
+ *               malloc() memory. PMEM_IS_PMEM_FORCE=0/1/2/"" (meson runs
+ *               those as separate processes, the library reads it once)
  *               changes the expected answers; a DAX file system may answer
- *               1 for a mapped file, anything else must answer 0.
+ *               1 for a mapped file, anything else must answer 0, except
+ *               NTMEM_TEST_MAPPED_IS_PMEM=1 (the drop-in's emulated test
+ *               build in tmpfs), where mapped files answer 1.
+ *   env_force_lazy  setenv("PMEM_IS_PMEM_FORCE") before the first
+ *               pmem_is_pmem() is honoured; only when named, alone.
  *   copy_*      pmem_memcpy/memmove/memset with every valid flag set, and
  *               the _nodrain and _persist forms, over sizes 0..1024 at
  *               destination offsets 0..63 (the source offset varies with
@@ -73,13 +86,17 @@ int main(void)
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include <libpmem.h>
 #include "testutil.h"
@@ -94,6 +111,8 @@ int main(void)
 static char dir[64];
 /* dir is on a file system mounted with -o dax: is_pmem may be 1 there. */
 static bool dir_dax;
+/* dir is on tmpfs. */
+static bool dir_tmpfs;
 
 static void path_in_dir(char *out, size_t n, const char *name)
 {
@@ -118,6 +137,30 @@ static int is_pmem_forced(void)
 	return v == 0 || v == 1 ? v : -1;
 }
 
+/*
+ * NTMEM_TEST_MAPPED_IS_PMEM=1: the library under test counts every file it
+ * maps as pmem (the test build of the drop-in that maps as emulated pmem),
+ * so the registry's answers are checked without a DAX file system.
+ */
+static bool mapped_is_pmem(void)
+{
+	const char *e = getenv("NTMEM_TEST_MAPPED_IS_PMEM");
+
+	/* Emulated pmem is only pmem where the page cache is the medium. */
+	return e && !strcmp(e, "1") && dir_tmpfs;
+}
+
+/*
+ * NTMEM_TEST_PMDK=1: the library under test is PMDK's own. The few
+ * places where ntmem deliberately differs say so.
+ */
+static bool testing_pmdk(void)
+{
+	const char *e = getenv("NTMEM_TEST_PMDK");
+
+	return e && !strcmp(e, "1");
+}
+
 /* Expected is_pmem of a pmem_map_file() mapping in dir: 0, 1, -1 either. */
 static int expect_mapped_is_pmem(void)
 {
@@ -125,6 +168,8 @@ static int expect_mapped_is_pmem(void)
 
 	if (f >= 0)
 		return f;
+	if (mapped_is_pmem())
+		return 1;
 	return dir_dax ? -1 : 0;
 }
 
@@ -167,14 +212,20 @@ static bool on_dax_mount(const char *path)
 
 /* --- files ------------------------------------------------------------ */
 
+/* In NTMEM_TEST_TMPDIR (default /tmp): meson picks tmpfs for emulation. */
 static int dir_setup(void **state)
 {
+	const char *tmp = getenv("NTMEM_TEST_TMPDIR");
+	struct statfs sf;
+
 	(void)state;
 	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/ntmem-test-pmem-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/ntmem-test-pmem-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return -1;
 	dir_dax = on_dax_mount(dir);
+	dir_tmpfs = statfs(dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 	return 0;
 }
 
@@ -574,6 +625,279 @@ static void test_map_existing_odd_size(void **state)
 	free(want);
 }
 
+/*
+ * Every way pmem_map_file() can fail after its argument checks, and the
+ * argument combinations PMDK accepts or rejects, one row each: errno, the
+ * step pmem_errormsg() names, and what is left on disk. The rows were
+ * taken from PMDK 1.12.1 running them (meson runs this test against
+ * Debian's libpmem too); pmdk_left marks the rows where ntmem keeps its
+ * rule that a failed call changes nothing and PMDK does not.
+ */
+enum left {
+	LEFT_SAME,	/* as before: no file, or the old file unchanged */
+	LEFT_EMPTY,	/* a new empty file */
+	LEFT_LEN,	/* the file, resized to len */
+};
+
+enum where {
+	IN_DIR,		/* a file in the test directory */
+	IN_DIR_ITSELF,	/* the test directory (TMPFILE) */
+	IN_TMPFS,	/* a file on a size-limited tmpfs: posix_fallocate fails */
+};
+
+struct map_row {
+	const char *name;
+	enum where where;
+	bool exists;		/* an old 2-page file is there first */
+	size_t len;		/* TMPFS_TOO_BIG: twice the tmpfs size */
+	int flags;
+	bool fsize_limit;	/* RLIMIT_FSIZE of 1 MiB: ftruncate fails */
+	int err;		/* 0: the call succeeds */
+	const char *step;	/* a word pmem_errormsg() holds */
+	enum left left, pmdk_left;
+};
+
+#define TMPFS_TOO_BIG ((size_t)-2)
+#define OLD_SIZE (2 * PG)
+
+static const struct map_row map_rows[] = {
+	/* PMDK passes EXCL to open(2), which ignores it without O_CREAT. */
+	{ "EXCL without CREATE, missing", IN_DIR, false, 0, PMEM_FILE_EXCL,
+	  false, ENOENT, "open", LEFT_SAME, LEFT_SAME },
+	{ "EXCL without CREATE, existing", IN_DIR, true, 0, PMEM_FILE_EXCL,
+	  false, 0, NULL, LEFT_SAME, LEFT_SAME },
+	{ "EXCL|SPARSE without CREATE, existing", IN_DIR, true, 0,
+	  PMEM_FILE_EXCL | PMEM_FILE_SPARSE, false, 0, NULL, LEFT_SAME,
+	  LEFT_SAME },
+	/* A length that is negative as off_t: refused before any open(). */
+	{ "CREATE, len SIZE_MAX", IN_DIR, false, SIZE_MAX, PMEM_FILE_CREATE,
+	  false, EINVAL, "length", LEFT_SAME, LEFT_SAME },
+	{ "CREATE|EXCL, len 1<<63", IN_DIR, false, (size_t)1 << 63,
+	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, false, EINVAL, "length",
+	  LEFT_SAME, LEFT_SAME },
+	{ "CREATE, len 1<<63, existing", IN_DIR, true, (size_t)1 << 63,
+	  PMEM_FILE_CREATE, false, EINVAL, "length", LEFT_SAME, LEFT_SAME },
+	/* ftruncate() fails (EFBIG past RLIMIT_FSIZE). */
+	{ "CREATE, ftruncate fails", IN_DIR, false, 2 * MiB, PMEM_FILE_CREATE,
+	  true, EFBIG, "ftruncate", LEFT_SAME, LEFT_EMPTY },
+	{ "CREATE|EXCL, ftruncate fails", IN_DIR, false, 2 * MiB,
+	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, true, EFBIG, "ftruncate",
+	  LEFT_SAME, LEFT_SAME },
+	{ "CREATE|SPARSE, ftruncate fails", IN_DIR, false, 2 * MiB,
+	  PMEM_FILE_CREATE | PMEM_FILE_SPARSE, true, EFBIG, "ftruncate",
+	  LEFT_SAME, LEFT_EMPTY },
+	{ "CREATE, existing, ftruncate fails", IN_DIR, true, 2 * MiB,
+	  PMEM_FILE_CREATE, true, EFBIG, "ftruncate", LEFT_SAME, LEFT_SAME },
+	/* posix_fallocate() fails (ENOSPC past the tmpfs size). */
+	{ "CREATE, posix_fallocate fails", IN_TMPFS, false, TMPFS_TOO_BIG,
+	  PMEM_FILE_CREATE, false, ENOSPC, "posix_fallocate", LEFT_SAME,
+	  LEFT_LEN },
+	{ "CREATE|EXCL, posix_fallocate fails", IN_TMPFS, false, TMPFS_TOO_BIG,
+	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, false, ENOSPC, "posix_fallocate",
+	  LEFT_SAME, LEFT_SAME },
+	{ "CREATE, existing, posix_fallocate fails", IN_TMPFS, true,
+	  TMPFS_TOO_BIG, PMEM_FILE_CREATE, false, ENOSPC, "posix_fallocate",
+	  LEFT_SAME, LEFT_LEN },
+	/* open() fails. */
+	{ "CREATE|EXCL, existing", IN_DIR, true, 4 * PG,
+	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, false, EEXIST, "open", LEFT_SAME,
+	  LEFT_SAME },
+	{ "no flags, missing", IN_DIR, false, 0, 0, false, ENOENT, "open",
+	  LEFT_SAME, LEFT_SAME },
+	/* The other argument rules. */
+	{ "CREATE, len 0", IN_DIR, false, 0, PMEM_FILE_CREATE, false, EINVAL,
+	  "PMEM_FILE_CREATE", LEFT_SAME, LEFT_SAME },
+	{ "len without CREATE, existing", IN_DIR, true, 4 * PG, 0, false,
+	  EINVAL, "PMEM_FILE_CREATE", LEFT_SAME, LEFT_SAME },
+	{ "TMPFILE without CREATE", IN_DIR_ITSELF, false, 0, PMEM_FILE_TMPFILE,
+	  false, EINVAL, "PMEM_FILE_TMPFILE", LEFT_SAME, LEFT_SAME },
+	{ "TMPFILE|EXCL without CREATE", IN_DIR_ITSELF, false, 0,
+	  PMEM_FILE_TMPFILE | PMEM_FILE_EXCL, false, EINVAL,
+	  "PMEM_FILE_TMPFILE", LEFT_SAME, LEFT_SAME },
+	{ "CREATE|EXCL, missing", IN_DIR, false, 4 * PG,
+	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, false, 0, NULL, LEFT_LEN,
+	  LEFT_LEN },
+};
+
+/*
+ * A fresh directory on a tmpfs with a size limit (/dev/shm), where a
+ * posix_fallocate() beyond the limit fails at once without allocating
+ * anything; "" when there is none. shm_too_big is twice its size.
+ */
+static char shm[64];
+static size_t shm_too_big;
+
+static int shm_setup(void **state)
+{
+	struct statfs sf;
+
+	(void)state;
+	shm[0] = '\0';
+	if (statfs("/dev/shm", &sf) || sf.f_type != TMPFS_MAGIC ||
+	    sf.f_blocks == 0)
+		return 0;
+	shm_too_big = 2 * (size_t)sf.f_blocks * (size_t)sf.f_bsize;
+	snprintf(shm, sizeof(shm), "/dev/shm/ntmem-test-pmem-XXXXXX");
+	if (!mkdtemp(shm))
+		shm[0] = '\0';
+	return 0;
+}
+
+/* Also when a test failed halfway: the file names the tests use. */
+static int shm_teardown(void **state)
+{
+	static const char *const names[] = { "table", "align" };
+	char path[PATH_MAX];
+
+	(void)state;
+	if (!shm[0])
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", shm, names[i]);
+		unlink(path);
+	}
+	return rmdir(shm) ? -1 : 0;
+}
+
+static void check_left(const struct map_row *r, const char *path, size_t len,
+		       enum left left)
+{
+	struct stat st;
+	bool there = stat(path, &st) == 0;
+
+	if (left == LEFT_SAME && !r->exists) {
+		if (there && r->where != IN_DIR_ITSELF)
+			fail_msg("%s: a %lld-byte file was left behind", r->name,
+				 (long long)st.st_size);
+		return;
+	}
+	if (!there)
+		fail_msg("%s: the file is gone", r->name);
+	if (left == LEFT_SAME) {
+		if (r->where != IN_DIR_ITSELF)
+			check_file_seed(path, OLD_SIZE, 0x7ab1e);
+		return;
+	}
+	if (st.st_size != (off_t)(left == LEFT_EMPTY ? 0 : len))
+		fail_msg("%s: the file has %lld bytes, expected %zu", r->name,
+			 (long long)st.st_size, left == LEFT_EMPTY ? 0 : len);
+}
+
+static void run_map_row(const struct map_row *r)
+{
+	struct rlimit old, lim;
+	size_t len = r->len == TMPFS_TOO_BIG ? shm_too_big : r->len;
+	size_t mapped_len = 12345;
+	int is_pmem = 7, err;
+	char path[PATH_MAX];
+	void *p;
+
+	if (r->where == IN_DIR_ITSELF)
+		snprintf(path, sizeof(path), "%s", dir);
+	else
+		snprintf(path, sizeof(path), "%s/table",
+			 r->where == IN_TMPFS ? shm : dir);
+	if (r->exists)
+		tu_write_file(path, OLD_SIZE, 0x7ab1e, 0644);
+	if (r->fsize_limit) {
+		assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+		lim = old;
+		lim.rlim_cur = MiB;	/* the hard limit stays: undone below */
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	}
+	errno = 0;
+	p = pmem_map_file(path, len, r->flags, 0600, &mapped_len, &is_pmem);
+	err = errno;
+	if (r->fsize_limit)
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	if (r->err == 0) {
+		if (!p)
+			fail_msg("%s: failed: %s", r->name, pmem_errormsg());
+		assert_int_equal(pmem_unmap(p, mapped_len), 0);
+	} else {
+		if (p) {
+			pmem_unmap(p, mapped_len);
+			fail_msg("%s: succeeded", r->name);
+		}
+		if (err != r->err)
+			fail_msg("%s: errno %d (%s), expected %s", r->name, err,
+				 strerror(err), strerror(r->err));
+		if (!strstr(pmem_errormsg(), r->step))
+			fail_msg("%s: pmem_errormsg() \"%s\" does not say "
+				 "\"%s\"", r->name, pmem_errormsg(), r->step);
+		assert_int_equal(mapped_len, 12345);
+		assert_int_equal(is_pmem, 7);
+	}
+	check_left(r, path, len, testing_pmdk() ? r->pmdk_left : r->left);
+	if (r->where != IN_DIR_ITSELF)
+		unlink(path);
+}
+
+static void test_map_table(void **state)
+{
+	int before = count_entries(dir);
+
+	(void)state;
+	/* Past RLIMIT_FSIZE the kernel also sends SIGXFSZ, which kills. */
+	signal(SIGXFSZ, SIG_IGN);
+	for (size_t i = 0; i < ARRAY_SIZE(map_rows); i++) {
+		if (map_rows[i].where == IN_TMPFS && !shm[0]) {
+			print_message("no size-limited tmpfs: skipped \"%s\"\n",
+				      map_rows[i].name);
+			continue;
+		}
+		run_map_row(&map_rows[i]);
+	}
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(count_entries(dir), before);
+}
+
+/*
+ * Mappings of 2 MiB and more start on a 2 MiB boundary, so the kernel can
+ * map them with huge pages (PMDK reserves len + 2 MiB and aligns inside
+ * it). Small anonymous mappings between them keep the kernel from handing
+ * out the same aligned hole each time by chance; the files are also made
+ * on tmpfs, where the kernel itself does not align file mappings.
+ */
+static void test_map_align_2m(void **state)
+{
+	static const size_t sizes[] = { 2 * MiB, 2 * MiB + PG, 3 * MiB + 1,
+					8 * MiB };
+	char path[PATH_MAX];
+	const char *dirs[2] = { dir, NULL };
+
+	(void)state;
+	if (shm[0])
+		dirs[1] = shm;
+	for (size_t d = 0; d < ARRAY_SIZE(dirs) && dirs[d]; d++) {
+		snprintf(path, sizeof(path), "%s/align", dirs[d]);
+		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+			for (size_t k = 1; k <= 4; k++) {
+				size_t mapped_len;
+				void *junk, *p;
+
+				junk = mmap(NULL, k * PG, PROT_READ,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				assert_true(junk != MAP_FAILED);
+				p = pmem_map_file(path, sizes[i],
+						  PMEM_FILE_CREATE |
+						  PMEM_FILE_SPARSE, 0600,
+						  &mapped_len, NULL);
+				if (!p)
+					fail_msg("%s, %zu bytes: %s", path,
+						 sizes[i], pmem_errormsg());
+				if ((uintptr_t)p % (2 * MiB))
+					fail_msg("%s, %zu bytes: mapped at %p, "
+						 "not 2 MiB aligned", path,
+						 sizes[i], p);
+				assert_int_equal(pmem_unmap(p, mapped_len), 0);
+				assert_int_equal(munmap(junk, k * PG), 0);
+				assert_int_equal(unlink(path), 0);
+			}
+		}
+	}
+}
+
 /* --- is_pmem ---------------------------------------------------------- */
 
 static void test_is_pmem(void **state)
@@ -610,6 +934,245 @@ static void test_is_pmem(void **state)
 	assert_int_equal(pmem_is_pmem(p, len), is_pmem);
 	assert_int_equal(pmem_unmap(p, mapped_len), 0);
 	free(heap);
+}
+
+/* --- unmap ------------------------------------------------------------ */
+
+/* The page at @p is mapped (mincore() fails with ENOMEM where it is not). */
+static bool page_mapped(const void *p)
+{
+	unsigned char vec;
+
+	return mincore((void *)((uintptr_t)p & ~(PG - 1)), PG, &vec) == 0;
+}
+
+#define UNMAP_PAGES 16
+
+/*
+ * Which of the UNMAP_PAGES pages at @p are mapped, as a string of '1'
+ * (mapped) and '.' (not), for readable failures.
+ */
+static void mapped_pages(const unsigned char *p, char out[UNMAP_PAGES + 1])
+{
+	for (size_t i = 0; i < UNMAP_PAGES; i++)
+		out[i] = page_mapped(p + i * PG) ? '1' : '.';
+	out[UNMAP_PAGES] = '\0';
+}
+
+/* A pmem_map_file() mapping of UNMAP_PAGES pages of seeded data. */
+static unsigned char *map_pages(const char *name, char *path, size_t n,
+				unsigned char *want)
+{
+	size_t mapped_len;
+	unsigned char *p;
+
+	path_in_dir(path, n, name);
+	p = pmem_map_file(path, UNMAP_PAGES * PG, PMEM_FILE_CREATE, 0600,
+			  &mapped_len, NULL);
+	if (!p)
+		fail_msg("mapping %s: %s", path, pmem_errormsg());
+	assert_int_equal(mapped_len, UNMAP_PAGES * PG);
+	tu_fill_random(want, UNMAP_PAGES * PG, 0x0a11);
+	pmem_memcpy_persist(p, want, UNMAP_PAGES * PG);
+	return p;
+}
+
+/*
+ * The mapped pages are exactly @expect ('1' mapped, '.' not), each one
+ * still holds the file's data, and pmem_is_pmem() gives the mapping's
+ * answer for each mapped page, and for a range across a hole the answer
+ * for memory nobody mapped.
+ */
+static void check_pages(const char *what, const unsigned char *p,
+			const unsigned char *want, const char *expect)
+{
+	int mapped = expect_mapped_is_pmem(), other = expect_other_is_pmem();
+	char got[UNMAP_PAGES + 1];
+
+	mapped_pages(p, got);
+	if (strcmp(got, expect))
+		fail_msg("%s: mapped pages %s, expected %s", what, got, expect);
+	for (size_t i = 0; i < UNMAP_PAGES; i++) {
+		if (expect[i] != '1')
+			continue;
+		if (memcmp(p + i * PG, want + i * PG, PG))
+			fail_msg("%s: page %zu lost its data", what, i);
+		if (mapped >= 0 && pmem_is_pmem(p + i * PG, PG) != mapped)
+			fail_msg("%s: pmem_is_pmem of page %zu is %d, expected "
+				 "%d", what, i, pmem_is_pmem(p + i * PG, PG),
+				 mapped);
+		if (i + 1 < UNMAP_PAGES && expect[i + 1] == '.' &&
+		    pmem_is_pmem(p + i * PG, 2 * PG) != other)
+			fail_msg("%s: pmem_is_pmem across the hole after page "
+				 "%zu is %d, expected %d", what, i,
+				 pmem_is_pmem(p + i * PG, 2 * PG), other);
+	}
+	/* Adjacent pieces of one mapping still add up to one range. */
+	if (mapped >= 0 && !strchr(expect, '.'))
+		assert_int_equal(pmem_is_pmem(p, UNMAP_PAGES * PG), mapped);
+}
+
+/*
+ * pmem_unmap() unmaps exactly [addr, addr + len), len rounded up to whole
+ * pages as munmap(2) does: the head, the middle, the tail of a mapping,
+ * one page at a time, what is left keeps its data and its is_pmem answer,
+ * and unmapping across holes and past the end is fine.
+ */
+static void test_unmap_parts(void **state)
+{
+	unsigned char *want = malloc(UNMAP_PAGES * PG), *p;
+	char path[128];
+
+	(void)state;
+	assert_non_null(want);
+	p = map_pages("unmap-parts", path, sizeof(path), want);
+	check_pages("mapped", p, want, "1111111111111111");
+	assert_int_equal(pmem_unmap(p + 5 * PG, 2 * PG), 0);
+	check_pages("middle 5-6", p, want, "11111..111111111");
+	assert_int_equal(pmem_unmap(p, 1), 0);
+	check_pages("head, 1 byte", p, want, ".1111..111111111");
+	assert_int_equal(pmem_unmap(p + 14 * PG, 2 * PG), 0);
+	check_pages("tail 14-15", p, want, ".1111..1111111..");
+	assert_int_equal(pmem_unmap(p + 9 * PG, PG + 1), 0);
+	check_pages("9 and a byte of 10", p, want, ".1111..11..111..");
+	/* Already unmapped: nothing to do, not an error (munmap(2)). */
+	assert_int_equal(pmem_unmap(p + 5 * PG, 2 * PG), 0);
+	check_pages("5-6 again", p, want, ".1111..11..111..");
+	/* Across holes, and past the end into memory nobody mapped. */
+	assert_int_equal(pmem_unmap(p + 4 * PG, 5 * PG), 0);
+	check_pages("4-8", p, want, ".111.......111..");
+	assert_int_equal(pmem_unmap(p, UNMAP_PAGES * PG), 0);
+	check_pages("all", p, want, "................");
+	/* The data written before is in the file. */
+	tu_check_file_bytes(path, 0, want, UNMAP_PAGES * PG);
+	assert_int_equal(unlink(path), 0);
+	free(want);
+}
+
+static void expect_unmap_einval(void *p, size_t len, const char *what)
+{
+	errno = 0;
+	if (pmem_unmap(p, len) != -1 || errno != EINVAL)
+		fail_msg("pmem_unmap of %s: not -1 with EINVAL (errno %d)",
+			 what, errno);
+	check_errormsg_set(what);
+}
+
+/*
+ * What munmap(2) refuses, pmem_unmap() refuses, and then nothing is
+ * unmapped: an address inside a page, len 0, a range past the end of the
+ * address space.
+ */
+static void test_unmap_invalid(void **state)
+{
+	unsigned char *want = malloc(UNMAP_PAGES * PG), *p;
+	char path[128];
+
+	(void)state;
+	assert_non_null(want);
+	p = map_pages("unmap-invalid", path, sizeof(path), want);
+	expect_unmap_einval(p + PG + 1, PG, "an address inside a page");
+	expect_unmap_einval(p + PG, 0, "len 0");
+	expect_unmap_einval(p, SIZE_MAX - PG, "past the address space");
+	check_pages("after the refused calls", p, want, "1111111111111111");
+	assert_int_equal(pmem_unmap(p, UNMAP_PAGES * PG), 0);
+	assert_int_equal(unlink(path), 0);
+	free(want);
+}
+
+/* Memory pmem_map_file() did not map is unmapped all the same (PMDK). */
+static void test_unmap_foreign(void **state)
+{
+	unsigned char *m = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(pmem_unmap(m + PG, PG), 0);
+	assert_true(page_mapped(m));
+	assert_false(page_mapped(m + PG));
+	assert_true(page_mapped(m + 2 * PG));
+	assert_int_equal(pmem_unmap(m, 4 * PG), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_false(page_mapped(m + i * PG));
+}
+
+/*
+ * Once part of a mapping is unmapped, its pages are free for anyone: a
+ * mapping the program puts there survives pmem_unmap() of the rest, and
+ * a new pmem_map_file() mapping there gets its own answers.
+ */
+static void test_unmap_reuse(void **state)
+{
+	unsigned char *want = malloc(UNMAP_PAGES * PG), *p, *q, *r;
+	int mapped = expect_mapped_is_pmem();
+	size_t mapped_len;
+	char path[128], path2[128];
+
+	(void)state;
+	assert_non_null(want);
+	p = map_pages("unmap-reuse", path, sizeof(path), want);
+	assert_int_equal(pmem_unmap(p, 2 * PG), 0);
+	q = mmap(p, 2 * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	assert_ptr_equal(q, p);
+	memset(q, 0x5c, 2 * PG);
+	assert_int_equal(pmem_is_pmem(q, PG), expect_other_is_pmem());
+	assert_int_equal(pmem_unmap(p + 2 * PG, (UNMAP_PAGES - 2) * PG), 0);
+	assert_true(page_mapped(q) && page_mapped(q + PG));
+	for (size_t i = 0; i < 2 * PG; i++)
+		if (q[i] != 0x5c)
+			fail_msg("byte %zu of the program's mapping changed", i);
+	assert_false(page_mapped(p + 2 * PG));
+	assert_int_equal(munmap(q, 2 * PG), 0);
+
+	/* A new mapping of another file, wherever the kernel puts it. */
+	path_in_dir(path2, sizeof(path2), "unmap-reuse2");
+	r = pmem_map_file(path2, 4 * PG, PMEM_FILE_CREATE, 0600, &mapped_len,
+			  NULL);
+	assert_non_null(r);
+	if (mapped >= 0)
+		assert_int_equal(pmem_is_pmem(r, 4 * PG), mapped);
+	assert_int_equal(pmem_unmap(r, mapped_len), 0);
+	assert_int_equal(pmem_is_pmem(r, 4 * PG), expect_other_is_pmem());
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(path2), 0);
+	free(want);
+}
+
+/* --- environment timing ----------------------------------------------- */
+
+/*
+ * PMDK reads PMEM_IS_PMEM_FORCE at the first pmem_is_pmem() call (the one
+ * pmem_map_file() makes for its is_pmem result counts), not at load, and
+ * only then: libpmem(7). Run alone in a process that starts without the
+ * variable, before anything else calls pmem_is_pmem().
+ */
+static void test_env_force_lazy(void **state)
+{
+	unsigned char heap[64];
+	size_t mapped_len;
+	int is_pmem = -7;
+	char path[128];
+	void *p;
+
+	(void)state;
+	if (getenv("PMEM_IS_PMEM_FORCE"))
+		skip();
+	assert_int_equal(setenv("PMEM_IS_PMEM_FORCE", "1", 1), 0);
+	path_in_dir(path, sizeof(path), "env-force");
+	p = pmem_map_file(path, 4 * PG, PMEM_FILE_CREATE, 0600, &mapped_len,
+			  &is_pmem);
+	assert_non_null(p);
+	assert_int_equal(is_pmem, 1);
+	assert_int_equal(pmem_is_pmem(heap, sizeof(heap)), 1);
+	/* Read once: later changes are not seen. */
+	assert_int_equal(setenv("PMEM_IS_PMEM_FORCE", "0", 1), 0);
+	assert_int_equal(pmem_is_pmem(heap, sizeof(heap)), 1);
+	assert_int_equal(unsetenv("PMEM_IS_PMEM_FORCE"), 0);
+	assert_int_equal(pmem_is_pmem(heap, sizeof(heap)), 1);
+	assert_int_equal(pmem_unmap(p, mapped_len), 0);
+	assert_int_equal(unlink(path), 0);
 }
 
 /* --- copies ----------------------------------------------------------- */
@@ -1289,9 +1852,19 @@ static void add_test(struct CMUnitTest *tests, size_t *nt, const char *name,
 	add_test_fix(tests, nt, name, fn, setup, NULL);
 }
 
+/* A test that must be the first of its process: only when named exactly. */
+static void add_test_alone(struct CMUnitTest *tests, size_t *nt,
+			   const char *name, CMUnitTestFunction fn)
+{
+	for (int i = 0; i < npatterns; i++)
+		if (!strcmp(patterns[i], name))
+			tests[(*nt)++] = (struct CMUnitTest){
+				.name = name, .test_func = fn };
+}
+
 int main(int argc, char **argv)
 {
-	static struct CMUnitTest tests[32];
+	static struct CMUnitTest tests[40];
 	size_t nt = 0;
 
 	npatterns = argc - 1;
@@ -1310,7 +1883,16 @@ int main(int argc, char **argv)
 		 NULL);
 	add_test(tests, &nt, "map_existing_odd_size",
 		 test_map_existing_odd_size, NULL);
+	add_test_fix(tests, &nt, "map_table", test_map_table, shm_setup,
+		     shm_teardown);
+	add_test_fix(tests, &nt, "map_align_2m", test_map_align_2m, shm_setup,
+		     shm_teardown);
 	add_test(tests, &nt, "is_pmem", test_is_pmem, NULL);
+	add_test(tests, &nt, "unmap_parts", test_unmap_parts, NULL);
+	add_test(tests, &nt, "unmap_invalid", test_unmap_invalid, NULL);
+	add_test(tests, &nt, "unmap_foreign", test_unmap_foreign, NULL);
+	add_test(tests, &nt, "unmap_reuse", test_unmap_reuse, NULL);
+	add_test_alone(tests, &nt, "env_force_lazy", test_env_force_lazy);
 	add_test(tests, &nt, "copy_memcpy", test_copy_memcpy, reset_arena);
 	add_test(tests, &nt, "copy_memmove", test_copy_memmove, reset_arena);
 	add_test(tests, &nt, "copy_memset", test_copy_memset, reset_arena);
