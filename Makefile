@@ -4,17 +4,24 @@
 #
 #   make          build into build/
 #   make demo     build, then run the main experiment (bench memmap)
-#   make check    build and run every test (also under ASan/UBSan)
+#   make check    build and run every test (also under ASan/UBSan), the
+#                 threaded tests under ThreadSanitizer, and each fuzzer for
+#                 a few seconds on its seed corpus
+#   make fuzz     run each libFuzzer harness for FUZZ_SECONDS (default 60)
 #   make bench    every benchmark, tables + CSV + plot in bench/out/
 #   make install  install into PREFIX (default /usr/local)
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
+BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 PREFIX     ?= /usr/local
 MESON_ARGS ?=
 NTMEM      := $(BUILD)/tools/ntmem
 
-.PHONY: all deps demo check check-default check-sanitize bench install clean
+.PHONY: all deps demo check check-default check-sanitize check-tsan check-fuzz \
+	fuzz bench install clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -30,14 +37,32 @@ $(BUILD_SAN)/build.ninja:
 	meson setup $(BUILD_SAN) -Dwerror=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
 
+# ThreadSanitizer (gcc's libtsan, which gcc's packages pull in): the tests
+# of the "threads" suite, whose threads race on purpose, fail on any data
+# race even when their results come out right. Only that suite: TSan slows
+# everything 5-15x and the other tests do not race threads.
+$(BUILD_TSAN)/build.ninja:
+	scripts/install-deps.sh check
+	meson setup $(BUILD_TSAN) -Dwerror=true -Db_sanitize=thread \
+		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
+
+# libFuzzer harnesses (tests/fuzz): libFuzzer ships with clang, not gcc, so
+# clang is a dependency of `make check` and `make fuzz`. The library is
+# compiled with coverage feedback and ASan/UBSan; tests only, no tools.
+$(BUILD_FUZZ)/build.ninja:
+	scripts/install-deps.sh fuzz
+	CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true -Dtests=false \
+		-Dtools=false -Dwerror=true -Db_sanitize=address,undefined \
+		-Db_lundef=false $(MESON_ARGS)
+
 # The seeds' experiment: memmap init of an emulated 100 GiB namespace.
 demo: all
 	scripts/install-deps.sh bench
 	$(NTMEM) info
 	$(NTMEM) bench memmap
 
-check: check-default check-sanitize
-	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN)
+check: check-default check-sanitize check-tsan check-fuzz
+	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)
 
 check-default: all
 	meson test -C $(BUILD) --print-errorlogs
@@ -45,6 +70,23 @@ check-default: all
 check-sanitize: $(BUILD_SAN)/build.ninja
 	ninja -C $(BUILD_SAN)
 	meson test -C $(BUILD_SAN) --print-errorlogs
+
+# `meson test` builds only what the selected tests use.
+check-tsan: $(BUILD_TSAN)/build.ninja
+	meson test -C $(BUILD_TSAN) --suite threads --print-errorlogs
+
+# Each harness runs its seeds, then fuzzes for 5 seconds (tests/fuzz/run.sh).
+# Never a plain `ninja` in $(BUILD_FUZZ): see tests/fuzz/meson.build.
+check-fuzz: $(BUILD_FUZZ)/build.ninja
+	meson test -C $(BUILD_FUZZ) --suite fuzz --print-errorlogs
+
+# Longer runs, one harness per core, no meson timeout. Inputs that reach
+# new code are kept in $(BUILD_FUZZ)/tests/fuzz/corpus/ for the next run;
+# a crash is saved in $(BUILD_FUZZ)/tests/fuzz/artifacts/ (copy a small
+# one into tests/fuzz/corpus/NAME/ once the bug is fixed).
+fuzz: $(BUILD_FUZZ)/build.ninja
+	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(BUILD_FUZZ) --suite fuzz \
+		--print-errorlogs --timeout-multiplier 0
 
 bench: all
 	scripts/install-deps.sh bench
@@ -61,4 +103,4 @@ install: all
 	meson install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -7,6 +7,8 @@
 #
 #   scripts/install-deps.sh build   compiler, meson, ninja, pkg-config
 #   scripts/install-deps.sh check   build + cmocka, PMDK headers, fio (tests)
+#                                   + the fuzz set (make check runs fuzzers)
+#   scripts/install-deps.sh fuzz    build + clang and libFuzzer
 #   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
 #
 # As root it runs apt-get; otherwise it prints the command to run and fails.
@@ -17,23 +19,32 @@ build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
 # libcmocka-dev: test assertions. libpmem-dev: PMDK's own libpmem.h, to
 # prove programs written against it build and run on ntmem's drop-in.
 # fio: a real client of libpmem, run on the drop-in with verification.
+# ThreadSanitizer's runtime (libtsan2 for gcc 12) comes with gcc itself:
+# libgcc-12-dev depends on it.
 check_pkgs="libcmocka-dev binutils libpmem-dev fio"
+# clang: libFuzzer exists only for clang. Its runtime archives
+# (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-dev, which clang
+# only recommends, and recommends are not installed here.
+fuzz_pkgs="clang libclang-rt-dev"
 # libpmem1: PMDK, loaded at run time as the benchmark peer; never linked.
 # gnuplot-nox: turns `ntmem bench ... --csv` output into plots.
 bench_pkgs="libpmem1 gnuplot-nox fio"
 
 case "${1:-build}" in
 build) want="$build_pkgs" ;;
-check) want="$build_pkgs $check_pkgs" ;;
+check) want="$build_pkgs $check_pkgs $fuzz_pkgs" ;;
+fuzz) want="$build_pkgs $fuzz_pkgs" ;;
 bench) want="$build_pkgs $bench_pkgs" ;;
 *)
-	echo "usage: $0 build|check|bench" >&2
+	echo "usage: $0 build|check|fuzz|bench" >&2
 	exit 2
 	;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
-	for cmd in cc meson ninja pkg-config; do
+	cmds="cc meson ninja pkg-config"
+	case "${1:-build}" in check | fuzz) cmds="$cmds clang" ;; esac
+	for cmd in $cmds; do
 		command -v "$cmd" >/dev/null 2>&1 ||
 			{ echo "install-deps: '$cmd' is missing; install it with your package manager" >&2; exit 1; }
 	done
