@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>	/* cmocka.h needs it first */
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
