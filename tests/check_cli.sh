@@ -24,6 +24,41 @@ json_ok "info --json parses"
 expect 2 "info rejects a stray argument" "$ntmem" info extra
 err_names "invalid argument 'extra'" "info names the stray argument"
 
+# An unknown NTMEM_ISA / NTMEM_FLUSH: one warning from the library even
+# without NTMEM_VERBOSE, and info shows what was ignored.
+# count_in FILE TEXT: lines of FILE that contain TEXT.
+count_in() { grep -c -- "$2" "$1"; }
+expect 0 "info, NTMEM_ISA=bogus" env NTMEM_ISA=bogus NTMEM_VERBOSE= "$ntmem" info
+n=$(count_in "$err" "NTMEM_ISA=bogus ignored (unknown value; one of generic|sse2|avx2|avx512)")
+if [ "$n" = 1 ]; then ok "NTMEM_ISA=bogus: one warning"; else
+	bad "NTMEM_ISA=bogus: $n warnings"; sed 's/^/# /' "$err"; fi
+if grep -q "^environment: *NTMEM_ISA=bogus ignored" "$out"; then
+	ok "info shows the ignored NTMEM_ISA"; else bad "info shows the ignored NTMEM_ISA"; fi
+expect 0 "info --json, NTMEM_FLUSH=clwb2" env NTMEM_FLUSH=clwb2 "$ntmem" info --json
+n=$(count_in "$err" "NTMEM_FLUSH=clwb2 ignored")
+if [ "$n" = 1 ]; then ok "NTMEM_FLUSH=clwb2: one warning"; else
+	bad "NTMEM_FLUSH=clwb2: $n warnings"; fi
+json_ok "info --json with an ignored value parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["env_ignored"]) == 1, doc["env_ignored"]
+assert doc["env_ignored"][0].startswith("NTMEM_FLUSH=clwb2 ignored"), doc
+PY
+then ok "info --json lists the ignored NTMEM_FLUSH"; else bad "info --json env_ignored"; fi
+# Many calls into the library, two ignored values: each warned about once.
+expect 0 "bench copy, both ignored" env NTMEM_ISA='a"b' NTMEM_FLUSH=x "$ntmem" \
+	bench copy --sizes 64,4k --align 0,1 --total 64k --runs 2 --no-huge --no-pmdk --json
+if [ "$(count_in "$err" "ignored")" = 2 ] &&
+	[ "$(count_in "$err" "NTMEM_ISA=a\"b ignored")" = 1 ]; then
+	ok "two ignored values: one warning each"; else
+	bad "two ignored values: not one warning each"; sed 's/^/# /' "$err"; fi
+expect 0 "info --json, a quote in the value" env NTMEM_ISA='a"b\' "$ntmem" info --json
+json_ok "info --json escapes the ignored value"
+expect 0 "info, known values" env NTMEM_ISA=sse2 NTMEM_FLUSH=clflush "$ntmem" info
+if [ -s "$err" ] || grep -q "^environment:" "$out"; then
+	bad "known values: a warning"; else ok "known values: no warning"; fi
+
 expect 0 "bench copy --help" "$ntmem" bench copy --help
 expect 2 "bench copy --sizes junk" "$ntmem" bench copy --sizes 64,junk
 err_names "invalid --sizes '64,junk'" "--sizes error names the option and value"

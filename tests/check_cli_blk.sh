@@ -6,7 +6,8 @@
 # injected, listed (text and JSON) and cleared, errors that name the bad
 # option (exit 2) or the failing path (exit 1), and a tiny benchmark whose
 # JSON holds every pattern x implementation row. Everything lives in a
-# fresh directory under /tmp (not /dev/shm); every bench run that should be
+# fresh directory under /tmp, but the benchmark's namespace in one under
+# /dev/shm when there is one (see below); every bench run that should be
 # rejected also carries a tiny --size, so a check that regressed runs a
 # small benchmark and fails, instead of an 8 GiB one.
 set -u
@@ -140,10 +141,27 @@ if [ -e "$tmp/nosize" ] || [ -e "$tmp/junk" ]; then
 
 # --- bench blk -----------------------------------------------------------
 
+# A corrupt bad-sector list: the library's message (file and line) reaches
+# the user, and nothing is changed.
+printf '8 2\nnot a range\n' >"$ns.badblocks"
+expect 1 "badblocks with a corrupt list" "$ntmem" blk badblocks "$ns"
+err_names "$ns.badblocks.*line 2" "the corrupt list is named with its line"
+expect 1 "inject-error with a corrupt list" "$ntmem" blk inject-error "$ns" \
+	--sector 1
+err_names "line 2" "inject-error: the corrupt line is named"
+if [ "$(cat "$ns.badblocks")" = "8 2
+not a range" ]; then ok "the corrupt list is left as it was"; else
+	bad "the corrupt list was changed"; fi
+
 # All 4 patterns x the 3 ntm implementations, kiops > 0, no pmdk rows.
+# FUA writes to a file on a disk file system are made durable there (one
+# msync each, milliseconds): the run uses a tmpfs, as by default, when
+# there is one.
 rm -f "$ns" "$ns.badblocks"
+shm=$(mktemp -d /dev/shm/ntmem-cli-blk-XXXXXX 2>/dev/null) || shm=$tmp
+trap 'rm -f "$out" "$err"; rm -rf "$tmp"; [ "$shm" = "$tmp" ] || rm -rf "$shm"' EXIT
 expect 0 "bench blk --json (64m, 2000 ops)" "$ntmem" bench blk --size 64m \
-	--ops 2000 --runs 1 --no-pmdk --dir "$tmp" --json
+	--ops 2000 --runs 1 --no-pmdk --dir "$shm" --json
 json_ok "bench blk --json parses"
 if python3 - "$out" <<'PY'
 import json, sys
@@ -159,9 +177,9 @@ for r in rows:
 PY
 then ok "bench blk rows: 4 patterns x direct, hardened-mem, hardened-dev"
 else bad "bench blk rows"; fi
-if [ -z "$(find "$tmp" -mindepth 1)" ]; then
+if [ -z "$(find "$tmp" "$shm" -mindepth 1)" ]; then
 	ok "bench blk removes its namespace"; else
-	bad "bench blk left files in $tmp"; find "$tmp" -mindepth 1 | sed 's/^/# /'; fi
+	bad "bench blk left files"; find "$tmp" "$shm" -mindepth 1 | sed 's/^/# /'; fi
 
 # bench_bad TEXT DESCRIPTION ARG...: exit 2, stderr contains TEXT.
 bench_bad() {

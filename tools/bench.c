@@ -9,13 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <ntmem.h>
 
 #include "bench.h"
-#include "commands.h"
+#include "parse.h"
 
 uint64_t bench_now_ns(void)
 {
@@ -103,72 +106,77 @@ int bench_current_cpu(void)
 	return sched_getcpu();
 }
 
-int bench_parse_size(const char *s, size_t *out)
+/* "26843545600 bytes (25.0 GiB)" */
+static const char *bytes_name(uint64_t n, char *buf, size_t len)
 {
-	char *end;
-	double v;
-	double mult = 1;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': mult = 1024.0; end++; break;
-	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	default: break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end)
-		return -EINVAL;
-	v *= mult;
-	if (v > (double)(SIZE_MAX / 2) || v != (double)(size_t)v)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-int bench_parse_size_list(const char *s, size_t *out, int max, int *count)
-{
-	char buf[1024];
-	char *save = NULL;
-	int n = 0;
-
-	if (!s || strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	for (char *tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == max || bench_parse_size(tok, &out[n]))
-			return -EINVAL;
-		n++;
-	}
-	if (n == 0)
-		return -EINVAL;
-	*count = n;
-	return 0;
-}
-
-const char *bench_size_name(size_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "kmgt";
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)n;
 	int u = -1;
-	size_t v = bytes;
 
-	while (v >= 1024 && v % 1024 == 0 && u < 3)
+	while (v >= 1024 && u < 4)
 		v /= 1024, u++;
 	if (u < 0)
-		snprintf(buf, len, "%zu", bytes);
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
 	else
-		snprintf(buf, len, "%zu%c", v, units[u]);
+		snprintf(buf, len, "%llu bytes (%.1f %s)", (unsigned long long)n,
+			 v, units[u]);
 	return buf;
+}
+
+/* MemAvailable from /proc/meminfo in bytes; 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kib = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024;
+}
+
+int bench_check_room(const char *cmd, const struct bench_room *r)
+{
+	uint64_t mem = r->mem, avail;
+	char need[64], have[64];
+
+	if (r->dir && r->disk) {
+		struct statvfs vfs;
+		struct statfs fs;
+
+		if (statvfs(r->dir, &vfs) == 0 && vfs.f_blocks) {
+			uint64_t free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+
+			if (r->disk > free_bytes) {
+				fprintf(stderr, "ntmem %s: %s: %s needed in %s, which "
+					"has %s free: use a smaller size or another "
+					"--dir\n", cmd, r->disk_what,
+					bytes_name(r->disk, need, sizeof(need)),
+					r->dir,
+					bytes_name(free_bytes, have, sizeof(have)));
+				return 1;
+			}
+		}
+		/* A file in tmpfs or ramfs is memory, not disk. */
+		if (statfs(r->dir, &fs) == 0 &&
+		    (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+			mem += r->disk;
+	}
+	avail = mem_available();
+	if (avail && mem > avail) {
+		fprintf(stderr, "ntmem %s: %s%s%s: %s of memory needed, "
+			"MemAvailable is %s: use a smaller size\n", cmd,
+			r->mem_what, mem != r->mem ? " and the files in " : "",
+			mem != r->mem ? r->dir : "",
+			bytes_name(mem, need, sizeof(need)),
+			bytes_name(avail, have, sizeof(have)));
+		return 1;
+	}
+	return 0;
 }
 
 void bench_progress(int done, int total, const char *what)
@@ -197,28 +205,10 @@ const struct ntm_variant *bench_widest_variant(void)
 	return best;
 }
 
-int bench_opt_int(const char *cmd, const char *opt, const char *arg, long min,
-		  long max, int *out)
-{
-	char expected[64];
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		snprintf(expected, sizeof(expected), "a number from %ld to %ld",
-			 min, max);
-		return cmd_bad_arg(cmd, opt, arg, expected);
-	}
-	*out = (int)v;
-	return 0;
-}
-
 int bench_opt_format(const char *cmd, bool json, bool csv)
 {
-	return json && csv ? cmd_bad_arg(cmd, "--csv", "with --json",
-					 "one output format")
+	return json && csv ? parse_bad_arg(cmd, "--csv", "with --json",
+					   "one output format")
 			   : 0;
 }
 

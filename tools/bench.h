@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench.h - what every `ntmem bench` command shares: a clock, statistics
- * over repeated runs, pre-faulted non-zero memory, CPU pinning, size
- * parsing and a progress line.
+ * over repeated runs, pre-faulted non-zero memory, CPU pinning, a check
+ * that a run fits in memory and on disk before it starts, and a progress
+ * line. Options are parsed by parse.h.
  */
 #ifndef NTMEM_TOOL_BENCH_H
 #define NTMEM_TOOL_BENCH_H
@@ -42,16 +43,6 @@ int bench_pin_cpu(int cpu);
 /* The CPU the caller runs on. */
 int bench_current_cpu(void);
 
-/*
- * Parse "4096", "4k", "1.5m", "2g" (binary units) into bytes. Returns 0 or
- * -EINVAL. A list parser splits on commas.
- */
-int bench_parse_size(const char *s, size_t *out);
-int bench_parse_size_list(const char *s, size_t *out, int max, int *count);
-
-/* Human-readable size: "64", "4k", "1m" when exact, else bytes. */
-const char *bench_size_name(size_t bytes, char *buf, size_t len);
-
 /* A one-line progress indicator on stderr, only when stderr is a tty. */
 void bench_progress(int done, int total, const char *what);
 void bench_progress_done(void);
@@ -63,18 +54,28 @@ struct ntm_variant;
  */
 const struct ntm_variant *bench_widest_variant(void);
 
+/*
+ * What a run will write before it writes it: a run that does not fit
+ * would die of SIGBUS (a full tmpfs under a mapping) or be killed for
+ * memory part way, so it is refused up front instead.
+ */
+struct bench_room {
+	const char *dir;	/* where the run's files live, or NULL */
+	uint64_t disk;		/* bytes the run writes into files in @dir */
+	const char *disk_what;	/* what those bytes are, for the message */
+	uint64_t mem;		/* bytes of memory the run touches */
+	const char *mem_what;
+};
+/*
+ * 0 when @r fits: @r->disk in @dir's free space (statvfs), and @r->mem,
+ * plus @r->disk when @dir is a tmpfs (its pages are memory), within
+ * MemAvailable. Otherwise print what is needed and what is available and
+ * return 1, the exit status of a run that could not start.
+ */
+int bench_check_room(const char *cmd, const struct bench_room *r);
+
 /* Runs per case: at least 5 for a median, at most this. */
 #define BENCH_MAX_RUNS 101
-
-/*
- * Parse option @opt's whole-number @arg in [@min, @max] into @out. Return:
- * 0, or the usage exit status after naming the bad value (cmd_bad_arg()).
- */
-int bench_opt_int(const char *cmd, const char *opt, const char *arg, long min,
-		  long max, int *out);
-/* --runs: 1 to BENCH_MAX_RUNS. */
-#define bench_opt_runs(cmd, arg, runs) \
-	bench_opt_int(cmd, "--runs", arg, 1, BENCH_MAX_RUNS, runs)
 
 /* Output format from --json / --csv; both given is a usage error (2). */
 enum report_format bench_format(bool json, bool csv);

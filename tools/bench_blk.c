@@ -18,7 +18,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 
 #include "bench.h"
 #include "commands.h"
+#include "parse.h"
 #include "peer_pmdk.h"
 
 
@@ -40,8 +40,7 @@ static const char *const pattern_names[] = { "seq-read", "rand-read",
 					     "seq-write-fua", "rand-write-fua" };
 
 struct options {
-	size_t size, bs;
-	unsigned long ops;
+	uint64_t size, bs, ops;
 	int runs;
 	const char *device, *dir;
 	bool json, csv, pmdk;
@@ -106,6 +105,10 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	struct ntm_memmap_config mem = { .desc_size = 64, .threads = 1 };
 	struct ntm_memmap_config dev = { .desc_size = 64, .threads = 1,
 					 .place = NTM_MEMMAP_DEV };
+	struct bench_room room = {
+		.disk_what = "the namespace, written whole before timing",
+		.mem_what = "a map=mem memmap, request offsets and latencies",
+	};
 	char path[512];
 	int ret;
 
@@ -120,6 +123,19 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	if (ret) {
 		snprintf(why, wlen, "%s", ntm_errmsg());
 		return ret;
+	}
+	/*
+	 * Before anything is written: the run fills the whole namespace (a
+	 * file in --dir unless --device) and keeps a map=mem memmap, the
+	 * request offsets and every run's latencies in memory.
+	 */
+	room.dir = o->device ? NULL : o->dir;
+	room.disk = o->device ? 0 : ntm_ns_size(t->ns);
+	room.mem = ntm_ns_size(t->ns) / NTM_PAGE_SIZE * 64 + 2 * o->ops * 8 +
+		   (uint64_t)o->runs * o->ops * 4 + o->bs;
+	if (bench_check_room("bench blk", &room)) {
+		why[0] = '\0';
+		return -ENOSPC;
 	}
 	snprintf(kind, klen, "%s", ntm_ns_kind_name(ntm_ns_kind(t->ns)));
 	t->base = ntm_ns_base(t->ns);
@@ -148,8 +164,8 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	/* Every row keeps off the map=dev memmap at the start. */
 	t->first = ntm_memmap_first_pfn(t->mm_dev) * (uint64_t)NTM_PAGE_SIZE;
 	if (t->first + o->bs > ntm_ns_size(t->ns)) {
-		snprintf(why, wlen, "--size %zu: no room for a request after the "
-			 "memmap", o->size);
+		snprintf(why, wlen, "--size %llu: no room for a request after the "
+			 "memmap", (unsigned long long)o->size);
 		return -EINVAL;
 	}
 	return 0;
@@ -191,7 +207,8 @@ static int run(const struct options *o)
 
 	ret = setup(&t, o, kind, sizeof(kind), why, sizeof(why));
 	if (ret) {
-		fprintf(stderr, "ntmem bench blk: %s\n", why);
+		if (why[0])	/* else setup() said why */
+			fprintf(stderr, "ntmem bench blk: %s\n", why);
 		teardown(&t);
 		return 1;
 	}
@@ -217,8 +234,14 @@ static int run(const struct options *o)
 	}
 	bench_fill_pattern(t.buf, o->bs, 7);
 	/* Fault the namespace in with data, untimed: tmpfs holes read as zero. */
-	for (uint64_t off = t.first; off + o->bs <= ntm_ns_size(t.ns); off += o->bs)
-		ntm_blk_write(t.blk[I_DIRECT], t.buf, o->bs, off, 0);
+	for (uint64_t off = t.first; off + o->bs <= ntm_ns_size(t.ns); off += o->bs) {
+		if (ntm_blk_write(t.blk[I_DIRECT], t.buf, o->bs, off, 0) != (ssize_t)o->bs) {
+			fprintf(stderr, "ntmem bench blk: ntm_blk_write: %s\n",
+				ntm_errmsg());
+			teardown(&t);
+			return 1;
+		}
+	}
 	ntm_blk_flush(t.blk[I_DIRECT]);
 
 	report_init(&rep, bench_format(o->json, o->csv), "ntmem bench blk",
@@ -227,10 +250,11 @@ static int run(const struct options *o)
 	report_meta(&rep, "cpu", "%s", bench_cpu_model(buf, sizeof(buf)));
 	report_meta(&rep, "namespace", "%s (%s), %s", o->device ? o->device :
 		    "emulated: a sparse file", kind,
-		    bench_size_name(ntm_ns_size(t.ns), buf, sizeof(buf)));
-	report_meta(&rep, "requests", "%lu of %zu bytes per run, one thread, "
+		    parse_size_name(ntm_ns_size(t.ns), buf, sizeof(buf)));
+	report_meta(&rep, "requests", "%llu of %llu bytes per run, one thread, "
 		    "queue depth 1; %d runs, median [min, max]; latency "
-		    "percentiles from one more run of each row", o->ops, o->bs, o->runs);
+		    "percentiles from one more run of each row",
+		    (unsigned long long)o->ops, (unsigned long long)o->bs, o->runs);
 	report_meta(&rep, "pmdk", "%s", nimpl == NIMPL ? t.pmdk.path : why);
 
 	for (int p = 0; p < NPAT; p++) {
@@ -304,69 +328,51 @@ static void usage(FILE *out)
 	      "      --dir DIR      where the emulated namespace lives (/dev/shm)\n"
 	      "      --no-pmdk      skip PMDK\n"
 	      "      --json, --csv  machine-readable output\n"
-	      "  -h, --help         this text\n",
+	      "  -h, --help         this text\n"
+	      "\n"
+	      "Sizes are whole decimal numbers of bytes with an optional k, m, g or t\n"
+	      "suffix (binary units); N is a decimal number. The run writes the whole\n"
+	      "namespace: one that does not fit in DIR's free space, or a run whose\n"
+	      "memory (latencies, a map=mem memmap, and the namespace on a tmpfs)\n"
+	      "exceeds MemAvailable, is refused before it starts.\n",
 	      out);
 }
 
 int cmd_bench_blk(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "bs", required_argument, NULL, 'b' },
-		{ "ops", required_argument, NULL, 'n' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "no-pmdk", no_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct options o = {
 		.size = 8ull << 30, .bs = 4096, .ops = 200000, .runs = 5,
 		.dir = "/dev/shm", .pmdk = true,
 	};
-	char *end;
-	int opt;
+	bool no_pmdk = false;
+	const struct opt opts[] = {
+		{ .name = "size", .letter = 's', .kind = OPT_U64,
+		  .dest = &o.size, .min = 4096,
+		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
+		  .multiple = 4096 },
+		{ .name = "bs", .letter = 'b', .kind = OPT_U64, .dest = &o.bs,
+		  .min = 512, .max = 64u << 20,
+		  .flags = PARSE_SUFFIX, .multiple = 512 },
+		{ .name = "ops", .letter = 'n', .kind = OPT_U64, .dest = &o.ops,
+		  .min = 1, .max = 100000000 },
+		{ .name = "runs", .letter = 'r', .kind = OPT_INT,
+		  .dest = &o.runs, .min = 1, .max = BENCH_MAX_RUNS },
+		{ .name = "device", .letter = 'd', .kind = OPT_STR,
+		  .dest = &o.device },
+		{ .name = "dir", .kind = OPT_STR, .dest = &o.dir },
+		{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = &no_pmdk },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o.json },
+		{ .name = "csv", .kind = OPT_FLAG, .dest = &o.csv },
+		{ 0 },
+	};
+	const struct opt_cmd cmd = {
+		.name = "bench blk", .opts = opts, .usage = usage,
+	};
+	int status;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:b:n:r:d:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			if (bench_parse_size(optarg, &o.size) || o.size == 0 ||
-			    o.size % 4096)
-				return cmd_bad_arg("bench blk", "--size", optarg,
-						   "a multiple of 4k such as 8g");
-			break;
-		case 'b':
-			if (bench_parse_size(optarg, &o.bs) || o.bs == 0 ||
-			    o.bs % 512 || o.bs > (64u << 20))
-				return cmd_bad_arg("bench blk", "--bs", optarg,
-						   "a multiple of 512 up to 64m");
-			break;
-		case 'n':
-			errno = 0;
-			o.ops = strtoul(optarg, &end, 0);
-			if (errno || *end || o.ops == 0 || o.ops > 100000000)
-				return cmd_bad_arg("bench blk", "--ops", optarg,
-						   "1 to 100000000 requests");
-			break;
-		case 'r':
-			if (bench_opt_runs("bench blk", optarg, &o.runs))
-				return 2;
-			break;
-		case 'd': o.device = optarg; break;
-		case 'D': o.dir = optarg; break;
-		case 'P': o.pmdk = false; break;
-		case 'j': o.json = true; break;
-		case 'x': o.csv = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_arg("bench blk", "argument", argv[optind], "options only");
+	if (!parse_args(&cmd, argc, argv, &status))
+		return status;
+	o.pmdk = !no_pmdk;
 	if (bench_opt_format("bench blk", o.json, o.csv))
 		return 2;
 	return run(&o);

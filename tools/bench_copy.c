@@ -34,7 +34,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +45,7 @@
 #include "bench.h"
 #include "bench_inline.h"
 #include "commands.h"
+#include "parse.h"
 #include "peer_pmdk.h"
 
 #define MAX_SIZES 64
@@ -75,11 +75,11 @@ struct copy_case {
 };
 
 struct options {
-	size_t sizes[MAX_SIZES];
+	uint64_t sizes[MAX_SIZES];
 	int nsizes;
-	size_t aligns[MAX_ALIGNS];
+	uint64_t aligns[MAX_ALIGNS];
 	int naligns;
-	size_t total;
+	uint64_t total;
 	int runs;
 	int cpu;
 	bool json, csv, huge, pmdk, want_const, want_var;
@@ -255,7 +255,7 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 	double limit = cases[0].st.median;
 	char sname[32];
 
-	bench_size_name(size, sname, sizeof(sname));
+	parse_size_name(size, sname, sizeof(sname));
 	for (int i = 0; i < n; i++) {
 		struct copy_case *c = &cases[i];
 		double peer = c->kind == K_LIMIT || c->kind == K_GLIBC ||
@@ -297,13 +297,19 @@ static int run(const struct options *o)
 	struct peer_pmdk pmdk;
 	struct report rep;
 	struct worst worst = { 0, "" };
-	size_t max_size = 0;
+	size_t max_size = 0, dst_len, src_len;
+	struct bench_room room = {
+		.mem_what = "destination and source regions for --total and "
+			    "--sizes",
+	};
 	char why[256], buf[160];
 	int ret, groups = o->nsizes * o->naligns, done = 0;
 
 	for (int i = 0; i < o->nsizes; i++)
 		if (o->sizes[i] > max_size)
 			max_size = o->sizes[i];
+	dst_len = (o->total > max_size ? o->total : max_size) + 2 * 4096;
+	src_len = max_size + 4096;
 	/* The limit: the widest variant this CPU runs, always aligned. */
 	limit_variant = bench_widest_variant();
 
@@ -313,13 +319,16 @@ static int run(const struct options *o)
 			strerror(-ret));
 		return 1;
 	}
-	ret = bench_region_alloc(&dst, (o->total > max_size ? o->total : max_size) + 2 * 4096,
-				 o->huge);
+	/* Both regions are filled before timing: all of it is touched. */
+	room.mem = dst_len + src_len;
+	if (bench_check_room("bench copy", &room))
+		return 1;
+	ret = bench_region_alloc(&dst, dst_len, o->huge);
 	if (!ret)
-		ret = bench_region_alloc(&src, max_size + 4096, o->huge);
+		ret = bench_region_alloc(&src, src_len, o->huge);
 	if (ret) {
 		fprintf(stderr, "ntmem bench copy: cannot map %zu bytes: %s\n",
-			o->total, strerror(-ret));
+			dst.base ? src_len : dst_len, strerror(-ret));
 		bench_region_free(&dst);
 		return 1;
 	}
@@ -338,7 +347,7 @@ static int run(const struct options *o)
 	report_meta(&rep, "workload", "%s per run (x size/64 below 64 bytes), "
 		    "copies of one source into consecutive slots; %d runs, "
 		    "median [min, max]",
-		    bench_size_name(o->total, buf, sizeof(buf)), o->runs);
+		    parse_size_name(o->total, buf, sizeof(buf)), o->runs);
 	report_meta(&rep, "memory", "pre-faulted, non-zero data, written back "
 		    "before each run, huge pages %s (THP %s)", o->huge ? "requested" : "not requested",
 		    bench_thp_mode(buf, sizeof(buf)));
@@ -403,91 +412,80 @@ static void usage(FILE *out)
 	      "  -c, --cpu N         pin to CPU N (default: the current CPU)\n"
 	      "      --no-huge       do not ask for transparent huge pages\n"
 	      "      --no-pmdk       do not load PMDK's libpmem\n"
-	      "      --quick         8 sizes, offset 0, 256m per run: a short overview\n"
+	      "      --quick         8 sizes, offset 0 (unless --sizes, --align given)\n"
 	      "      --json, --csv   machine-readable output\n"
-	      "  -h, --help          this text\n",
+	      "  -h, --help          this text\n"
+	      "\n"
+	      "Sizes are whole decimal numbers of bytes with an optional k, m, g or t\n"
+	      "suffix (binary units: 4k = 4096); N is a decimal number. A run that\n"
+	      "needs more memory than MemAvailable is refused before it starts.\n",
 	      out);
 }
 
+static const uint64_t default_sizes[] = {
+	8, 16, 32, 64, 80, 96, 128, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10,
+	256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20,
+};
+static const uint64_t quick_sizes[] = { 8, 64, 80, 96, 256, 4 << 10, 64 << 10, 4 << 20 };
+
 int cmd_bench_copy(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "sizes", required_argument, NULL, 's' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "total", required_argument, NULL, 't' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "variant", required_argument, NULL, 'v' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "const-only", no_argument, NULL, 'C' },
-		{ "var-only", no_argument, NULL, 'V' },
-		{ "no-huge", no_argument, NULL, 'H' },
-		{ "no-pmdk", no_argument, NULL, 'P' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *sizes = "8,16,32,64,80,96,128,256,1k,4k,16k,64k,256k,1m,4m,16m,64m";
-	const char *aligns = "0,1";
 	struct options o = {
-		.total = 256u << 20, .runs = 5, .cpu = -1, .huge = true,
-		.pmdk = true, .want_const = true, .want_var = true,
+		.aligns = { 0, 1 }, .naligns = 2, .total = 256u << 20, .runs = 5,
+		.cpu = -1, .huge = true, .pmdk = true, .want_const = true,
+		.want_var = true,
 	};
-	int opt;
+	bool const_only = false, var_only = false, no_huge = false,
+	     no_pmdk = false, quick = false, sizes_given = false,
+	     aligns_given = false;
+	const struct opt opts[] = {
+		{ .name = "sizes", .letter = 's', .kind = OPT_U64_LIST,
+		  .dest = o.sizes, .min = 1,
+		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
+		  .max_count = MAX_SIZES, .count = &o.nsizes,
+		  .given = &sizes_given },
+		{ .name = "align", .letter = 'a', .kind = OPT_U64_LIST,
+		  .dest = o.aligns, .min = 0, .max = 4095,
+		  .flags = PARSE_SUFFIX, .max_count = MAX_ALIGNS,
+		  .count = &o.naligns, .given = &aligns_given },
+		{ .name = "total", .letter = 't', .kind = OPT_U64,
+		  .dest = &o.total, .min = 1, .max = PARSE_SIZE_MAX,
+		  .flags = PARSE_SUFFIX },
+		{ .name = "runs", .letter = 'r', .kind = OPT_INT,
+		  .dest = &o.runs, .min = 1, .max = BENCH_MAX_RUNS },
+		{ .name = "variant", .letter = 'v', .kind = OPT_STR,
+		  .dest = &o.variants },
+		{ .name = "cpu", .letter = 'c', .kind = OPT_INT, .dest = &o.cpu,
+		  .min = 0, .max = CPU_SETSIZE - 1 },
+		{ .name = "const-only", .kind = OPT_FLAG, .dest = &const_only },
+		{ .name = "var-only", .kind = OPT_FLAG, .dest = &var_only },
+		{ .name = "no-huge", .kind = OPT_FLAG, .dest = &no_huge },
+		{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = &no_pmdk },
+		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o.json },
+		{ .name = "csv", .kind = OPT_FLAG, .dest = &o.csv },
+		{ 0 },
+	};
+	const struct opt_cmd cmd = {
+		.name = "bench copy", .opts = opts, .usage = usage,
+	};
+	int status;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:a:t:r:v:c:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 's': sizes = optarg; break;
-		case 'a': aligns = optarg; break;
-		case 't':
-			if (bench_parse_size(optarg, &o.total) || o.total == 0)
-				return cmd_bad_arg("bench copy", "--total", optarg,
-						   "a size such as 256m");
-			break;
-		case 'r':
-			if (bench_opt_runs("bench copy", optarg, &o.runs))
-				return 2;
-			break;
-		case 'v': o.variants = optarg; break;
-		case 'c':
-			if (bench_opt_int("bench copy", "--cpu", optarg, 0,
-					  CPU_SETSIZE - 1, &o.cpu))
-				return 2;
-			break;
-		case 'C': o.want_var = false; break;
-		case 'V': o.want_const = false; break;
-		case 'H': o.huge = false; break;
-		case 'P': o.pmdk = false; break;
-		case 'q':
-			sizes = "8,64,80,96,256,4k,64k,4m";
-			aligns = "0";
-			o.total = 256u << 20;
-			break;
-		case 'j': o.json = true; break;
-		case 'x': o.csv = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
+	memcpy(o.sizes, default_sizes, sizeof(default_sizes));
+	o.nsizes = (int)(sizeof(default_sizes) / sizeof(*default_sizes));
+	if (!parse_args(&cmd, argc, argv, &status))
+		return status;
+	o.want_var = !const_only;
+	o.want_const = !var_only;
+	o.huge = !no_huge;
+	o.pmdk = !no_pmdk;
+	/* --quick is a short overview; explicit --sizes / --align still win */
+	if (quick && !sizes_given) {
+		memcpy(o.sizes, quick_sizes, sizeof(quick_sizes));
+		o.nsizes = (int)(sizeof(quick_sizes) / sizeof(*quick_sizes));
 	}
-	if (optind < argc)
-		return cmd_bad_arg("bench copy", "argument", argv[optind],
-				   "options only");
-	if (bench_parse_size_list(sizes, o.sizes, MAX_SIZES, &o.nsizes))
-		return cmd_bad_arg("bench copy", "--sizes", sizes,
-				   "a comma list of sizes such as 64,4k,1m");
-	for (int i = 0; i < o.nsizes; i++)
-		if (o.sizes[i] == 0)
-			return cmd_bad_arg("bench copy", "--sizes", sizes,
-					   "sizes above zero");
-	if (bench_parse_size_list(aligns, o.aligns, MAX_ALIGNS, &o.naligns))
-		return cmd_bad_arg("bench copy", "--align", aligns,
-				   "a comma list of byte offsets such as 0,1,8");
-	for (int i = 0; i < o.naligns; i++)
-		if (o.aligns[i] >= 4096)
-			return cmd_bad_arg("bench copy", "--align", aligns,
-					   "offsets below 4096");
+	if (quick && !aligns_given)
+		o.naligns = 1, o.aligns[0] = 0;
 	if (o.variants) {
 		char list[256];
 		char *save = NULL;
@@ -497,8 +495,8 @@ int cmd_bench_copy(int argc, char **argv)
 			const struct ntm_variant *v = ntm_variant_find(t);
 
 			if (!v || !ntm_variant_supported(v))
-				return cmd_bad_arg("bench copy", "--variant", t,
-						   "a variant this CPU runs (see ntmem info)");
+				return parse_bad_arg("bench copy", "--variant", t,
+						     "a variant this CPU runs (see ntmem info)");
 		}
 	}
 	if (bench_opt_format("bench copy", o.json, o.csv))

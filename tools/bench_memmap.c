@@ -19,9 +19,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 
 #include "bench.h"
 #include "commands.h"
+#include "parse.h"
 #include "peer_pmdk.h"
 
 #define MAX_LAYOUTS 3
@@ -45,7 +47,7 @@ struct setup {
 };
 
 struct options {
-	size_t size;
+	uint64_t size;
 	unsigned layouts[MAX_LAYOUTS];
 	int nlayouts;
 	int strategies[MAX_STRATS];	/* enum ntm_memmap_strategy, -1 = pmdk */
@@ -86,25 +88,30 @@ static void *fill_share_run(void *arg)
 	return NULL;
 }
 
-static void fill_limit(void *p, size_t n, unsigned threads)
+/* 0, or the error of a thread that could not start (the fill is partial). */
+static int fill_limit(void *p, size_t n, unsigned threads)
 {
 	struct fill_share share[MAX_THREADS];
 	size_t per = (n / threads + 4095) & ~(size_t)4095;
+	unsigned started = 1;
+	int err = 0;
 
-	for (unsigned i = 0; i < threads; i++) {
+	for (unsigned i = 0; i < threads && !err; i++) {
 		size_t off = per * i < n ? per * i : n;
 
 		share[i].v = bench_widest_variant();
 		share[i].p = (unsigned char *)p + off;
 		share[i].n = n - off < per ? n - off : per;
-		if (i && pthread_create(&share[i].thread, NULL, fill_share_run,
-					&share[i]))
-			share[i].n = 0, share[i].thread = 0;
+		if (i) {
+			err = pthread_create(&share[i].thread, NULL,
+					     fill_share_run, &share[i]);
+			started += !err;
+		}
 	}
 	fill_share_run(&share[0]);
-	for (unsigned i = 1; i < threads; i++)
-		if (share[i].thread)
-			pthread_join(share[i].thread, NULL);
+	for (unsigned i = 1; i < started; i++)
+		pthread_join(share[i].thread, NULL);
+	return -err;
 }
 
 /* --- PMDK as the copy of the "call" strategy --- */
@@ -175,7 +182,13 @@ static int run_group(const struct options *o, struct report *rep,
 	struct bench_region scratch = { 0 };
 
 	/* Warm-up: fault every page of the memmap in, untimed. */
-	ntm_memmap_init(mm);
+	ret = ntm_memmap_init(mm);
+	if (ret) {
+		fprintf(stderr, "ntmem bench memmap: ntm_memmap_init: %s\n",
+			ntm_errmsg());
+		ntm_memmap_destroy(mm);
+		return ret;
+	}
 	if (su->dedup) {
 		fill_len = ntm_memmap_mem_bytes(mm);
 		ret = bench_region_alloc(&scratch, fill_len, true);
@@ -187,24 +200,37 @@ static int run_group(const struct options *o, struct report *rep,
 		}
 		fill = scratch.base;
 	}
-	for (int r = 0; r < o->runs; r++) {
-		for (int c = 0; c < n; c++) {
+	/* A failed init or fill must not be timed as a fast one. */
+	for (int r = 0; r < o->runs && !ret; r++) {
+		for (int c = 0; c < n && !ret; c++) {
 			int s = cases[c].strategy;
 			uint64_t t0;
 
 			if (s == STRATEGY_PMDK)
-				ntm_memmap_set_init(mm, NTM_INIT_CALL, o->threads,
-						    pmdk_copy, pmdk);
+				ret = ntm_memmap_set_init(mm, NTM_INIT_CALL, o->threads,
+							  pmdk_copy, pmdk);
 			else if (s >= 0)
-				ntm_memmap_set_init(mm, s, o->threads, NULL, NULL);
+				ret = ntm_memmap_set_init(mm, s, o->threads, NULL, NULL);
+			if (ret) {
+				fprintf(stderr, "ntmem bench memmap: ntm_memmap_set_init: "
+					"%s\n", ntm_errmsg());
+				break;
+			}
 			(ntm_persist)(ntm_memmap_descs(mm), ntm_memmap_bytes(mm));
 			t0 = bench_now_ns();
-			if (s == -2)
-				fill_limit(fill, fill_len, o->threads);
-			else
-				ntm_memmap_init(mm);
+			ret = s == -2 ? fill_limit(fill, fill_len, o->threads)
+				      : ntm_memmap_init(mm);
 			cases[c].ns[r] = (double)(bench_now_ns() - t0);
+			if (ret)
+				fprintf(stderr, "ntmem bench memmap: %s: %s\n",
+					s == -2 ? "the limit's fill" : "ntm_memmap_init",
+					s == -2 ? strerror(-ret) : ntm_errmsg());
 		}
+	}
+	if (ret) {
+		bench_region_free(&scratch);
+		ntm_memmap_destroy(mm);
+		return ret;
 	}
 
 	snprintf(setup_name, sizeof(setup_name), "%s map=%s align=%s%s", su->name,
@@ -251,40 +277,144 @@ static int run_group(const struct options *o, struct report *rep,
 
 /*
  * Dedup maps two regions per compound page; 100 GiB of 2 MiB pages needs
- * more than the default vm.max_map_count. As root, raise it for the run
- * and put it back after; otherwise the dedup setup reports the error.
+ * more than the default vm.max_map_count. As root the run raises it and
+ * puts the old value back when it ends, also when it ends by SIGINT,
+ * SIGTERM, SIGHUP or SIGQUIT: the handler writes the saved text with
+ * open/write/close (async-signal-safe) and dies of the same signal. Not
+ * as root, a value too low is refused before the run, with the command
+ * that raises it.
  */
-static long raise_map_count(const struct options *o, long *old)
-{
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-	long need = 0;
+#define MAP_COUNT_PATH "/proc/sys/vm/max_map_count"
 
-	*old = 0;
+static char map_count_old[24];	/* "65530\n", written by the handler */
+static size_t map_count_old_len;
+static const int fatal_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+static struct sigaction fatal_old[sizeof(fatal_signals) / sizeof(*fatal_signals)];
+#define NFATAL (sizeof(fatal_signals) / sizeof(*fatal_signals))
+
+/* Async-signal-safe: 0 or -errno. */
+static int map_count_write(const char *text, size_t len)
+{
+	int fd = open(MAP_COUNT_PATH, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void map_count_restore_and_die(int sig)
+{
+	map_count_write(map_count_old, map_count_old_len);
+	/* SA_RESETHAND put the default action back; the signal is blocked
+	 * until this returns, then it ends the process as it would have. */
+	raise(sig);
+}
+
+static void map_count_restore(void)
+{
+	map_count_write(map_count_old, map_count_old_len);
+	for (size_t i = 0; i < NFATAL; i++)
+		if (fatal_old[i].sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &fatal_old[i], NULL);
+}
+
+/* 0 with *@raised the new value (0: left alone), or 1 after saying why. */
+static int map_count_raise(const struct options *o, uint64_t ns_size,
+			   long *old, long *raised)
+{
+	struct sigaction sa = { .sa_handler = map_count_restore_and_die,
+				.sa_flags = SA_RESETHAND };
+	FILE *f = fopen(MAP_COUNT_PATH, "r");
+	char text[24];
+	long need = 0;
+	int ret;
+
+	*old = *raised = 0;
 	for (int s = 0; s < o->nsetups; s++)
 		if (o->setups[s].dedup)
-			need = 2 * (long)(o->size / o->setups[s].align) + 65536;
+			need = 2 * (long)(ns_size / o->setups[s].align) + 65536;
 	if (!f)
 		return 0;
 	if (fscanf(f, "%ld", old) != 1)
 		*old = 0;
 	fclose(f);
-	if (!need || *old >= need || geteuid() != 0)
+	if (!need || !*old || *old >= need)
 		return 0;
-	f = fopen("/proc/sys/vm/max_map_count", "w");
-	if (!f)
-		return 0;
-	fprintf(f, "%ld\n", need);
-	return fclose(f) == 0 ? need : 0;
+	if (geteuid() != 0) {
+		fprintf(stderr, "ntmem bench memmap: the dedup setup maps up to "
+			"%ld regions, vm.max_map_count is %ld: raise it (sysctl -w "
+			"vm.max_map_count=%ld) or run as root\n", need, *old, need);
+		return 1;
+	}
+	map_count_old_len = (size_t)snprintf(map_count_old, sizeof(map_count_old),
+					     "%ld\n", *old);
+	/*
+	 * The handlers first: a signal after the write must find them. A
+	 * signal the run was started ignoring (nohup, a background job of a
+	 * script) stays ignored: it cannot end the run.
+	 */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NFATAL; i++) {
+		sigaction(fatal_signals[i], NULL, &fatal_old[i]);
+		if (fatal_old[i].sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
+	ret = map_count_write(text, (size_t)snprintf(text, sizeof(text), "%ld\n",
+						     need));
+	if (ret) {
+		map_count_restore();
+		fprintf(stderr, "ntmem bench memmap: cannot raise vm.max_map_count "
+			"from %ld to %ld for the dedup setup: %s\n", *old, need,
+			strerror(-ret));
+		return 1;
+	}
+	*raised = need;
+	return 0;
 }
 
-static void restore_map_count(long old)
+/*
+ * What the run needs, refused up front when it does not fit: the largest
+ * map=dev memmap is written into the namespace (a file in --dir), the
+ * largest map=mem memmap, and with dedup its limit's scratch copy, into
+ * memory. Setups run one after the other, so the largest counts.
+ */
+static int check_room(const struct options *o, uint64_t ns_size)
 {
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "w");
+	uint64_t pages = ns_size / NTM_PAGE_SIZE, disk = 0, mem = 0;
+	struct bench_room room = {
+		.disk_what = "the map=dev memmap at the start of the namespace",
+		.mem_what = "the map=mem memmap",
+	};
 
-	if (f) {
-		fprintf(f, "%ld\n", old);
-		fclose(f);
+	for (int s = 0; s < o->nsetups; s++) {
+		const struct setup *su = &o->setups[s];
+
+		for (int l = 0; l < o->nlayouts; l++) {
+			uint64_t bytes = pages * o->layouts[l];
+			uint64_t per_comp = su->align / NTM_PAGE_SIZE;
+
+			if (su->dedup && o->layouts[l] != 64)
+				continue;
+			if (su->place == NTM_MEMMAP_DEV) {
+				bytes = (bytes + su->align - 1) / su->align * su->align;
+				disk = bytes > disk ? bytes : disk;
+				continue;
+			}
+			/* dedup: a head page per compound page, one shared tail
+			 * run (ntm_memmap_mem_bytes()), and the limit's copy */
+			if (su->dedup)
+				bytes = 2 * (pages / per_comp + 64 * per_comp /
+					     NTM_PAGE_SIZE) * NTM_PAGE_SIZE;
+			mem = bytes > mem ? bytes : mem;
+		}
 	}
+	room.dir = o->device ? NULL : o->dir;
+	room.disk = o->device ? 0 : disk;
+	room.mem = mem;
+	return bench_check_room("bench memmap", &room);
 }
 
 static int open_namespace(const struct options *o, const struct setup *su,
@@ -311,7 +441,21 @@ static int run(struct options *o)
 	struct report rep;
 	char why[256], buf[160];
 	int groups = o->nsetups * o->nlayouts, done = 0, ret = 0;
-	long old_maps, raised = raise_map_count(o, &old_maps);
+	uint64_t ns_size = o->size;
+	long old_maps, raised;
+
+	if (o->device) {
+		/* A real device dictates its own size and alignment. */
+		struct ntm_ns *ns;
+
+		if (open_namespace(o, &o->setups[0], &ns))
+			return 1;
+		ns_size = ntm_ns_size(ns);
+		o->setups[0].align = ntm_ns_align(ns);
+		ntm_ns_close(ns);
+	}
+	if (check_room(o, ns_size) || map_count_raise(o, ns_size, &old_maps, &raised))
+		return 1;
 
 	if (o->pmdk && !peer_pmdk_load(&pmdk, why, sizeof(why)))
 		pmdk.handle = NULL;
@@ -325,7 +469,7 @@ static int run(struct options *o)
 	report_meta(&rep, "namespace", "%s", o->device ? o->device :
 		    "emulated: a sparse file (no --device given)");
 	if (!o->device)
-		report_meta(&rep, "size", "%s in %s", bench_size_name(o->size, buf,
+		report_meta(&rep, "size", "%s in %s", parse_size_name(o->size, buf,
 			    sizeof(buf)), o->dir);
 	report_meta(&rep, "variant", "copies %s, limit = %s nt-fill",
 		    ntm_variant_active()->name, bench_widest_variant()->name);
@@ -359,7 +503,7 @@ static int run(struct options *o)
 	}
 	bench_progress_done();
 	if (raised)
-		restore_map_count(old_maps);
+		map_count_restore();
 	/* A failure before the first row prints its error, not an empty table. */
 	if (!ret || rep.rows)
 		report_end(&rep);
@@ -394,7 +538,15 @@ static void usage(FILE *out)
 	      "      --dir DIR          where the emulated namespace lives (/dev/shm)\n"
 	      "      --no-pmdk          skip PMDK\n"
 	      "      --json, --csv      machine-readable output\n"
-	      "  -h, --help             this text\n",
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "Sizes are whole decimal numbers of bytes with an optional k, m, g or t\n"
+	      "suffix (binary units: 2m = 2097152); N is a decimal number. A run\n"
+	      "whose map=dev memmap does not fit in DIR's free space, or whose map=mem\n"
+	      "memmap does not fit in MemAvailable, is refused before it starts.\n"
+	      "--dedup needs vm.max_map_count above 2 x size / align: as root the\n"
+	      "run raises it and puts it back at its end, also when ended by SIGINT,\n"
+	      "SIGTERM, SIGHUP or SIGQUIT; otherwise it says how to raise it.\n",
 	      out);
 }
 
@@ -418,106 +570,89 @@ static int parse_strategies(struct options *o, const char *list)
 	return o->nstrategies ? 0 : -EINVAL;
 }
 
+/* The compound page sizes a namespace of the seeds' setups has. */
+static bool valid_align(uint64_t a)
+{
+	return a == 4096 || a == (2u << 20) || a == (1u << 30);
+}
+
 int cmd_bench_memmap(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "layout", required_argument, NULL, 'l' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "map", required_argument, NULL, 'm' },
-		{ "strategy", required_argument, NULL, 'S' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "no-pmdk", no_argument, NULL, 'P' },
-		{ "dedup", no_argument, NULL, 'X' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	/* indexed by enum ntm_memmap_place */
+	static const char *const places[] = { "mem", "dev", NULL };
 	struct options o = {
 		.size = 100ull << 30, .threads = 1, .runs = 5, .dir = "/dev/shm",
 		.pmdk = true,
 	};
-	const char *layouts = "64,80,96", *strategies = "field,memcpy,nt,fixed,pmdk";
-	const char *align = NULL, *map = NULL;
-	size_t sizes[MAX_LAYOUTS], a = 4096;
-	enum ntm_memmap_place place = NTM_MEMMAP_DEV;
-	int opt, n;
+	const char *strategies = "field,memcpy,nt,fixed,pmdk";
+	uint64_t layouts[MAX_LAYOUTS] = { 64, 80, 96 }, a = 4096;
+	int map = NTM_MEMMAP_DEV, threads = 1, status;
+	bool no_pmdk = false, align_given = false, map_given = false;
+	const struct opt opts[] = {
+		{ .name = "size", .letter = 's', .kind = OPT_U64,
+		  .dest = &o.size, .min = 4096,
+		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
+		  .multiple = 4096 },
+		{ .name = "layout", .letter = 'l', .kind = OPT_U64_LIST,
+		  .dest = layouts, .min = 64, .max = 96,
+		  .multiple = 16, .max_count = MAX_LAYOUTS,
+		  .count = &o.nlayouts,
+		  .expected = "a comma list of 64, 80 and 96" },
+		{ .name = "align", .letter = 'a', .kind = OPT_U64, .dest = &a,
+		  .min = 4096, .max = 1u << 30,
+		  .flags = PARSE_SUFFIX, .valid = valid_align,
+		  .expected = "4k, 2m or 1g", .given = &align_given },
+		{ .name = "map", .letter = 'm', .kind = OPT_CHOICE,
+		  .dest = &map, .choices = places,
+		  .given = &map_given },
+		{ .name = "strategy", .letter = 'S', .kind = OPT_STR,
+		  .dest = &strategies },
+		{ .name = "threads", .letter = 't', .kind = OPT_INT,
+		  .dest = &threads, .min = 1, .max = MAX_THREADS },
+		{ .name = "runs", .letter = 'r', .kind = OPT_INT,
+		  .dest = &o.runs, .min = 1, .max = BENCH_MAX_RUNS },
+		{ .name = "device", .letter = 'd', .kind = OPT_STR,
+		  .dest = &o.device },
+		{ .name = "dir", .kind = OPT_STR, .dest = &o.dir },
+		{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = &no_pmdk },
+		{ .name = "dedup", .kind = OPT_FLAG, .dest = &o.dedup },
+		{ .name = "json", .kind = OPT_FLAG, .dest = &o.json },
+		{ .name = "csv", .kind = OPT_FLAG, .dest = &o.csv },
+		{ 0 },
+	};
+	const struct opt_cmd cmd = {
+		.name = "bench memmap", .opts = opts, .usage = usage,
+	};
+	enum ntm_memmap_place place;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:l:a:m:S:t:r:d:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			if (bench_parse_size(optarg, &o.size) || o.size == 0)
-				return cmd_bad_arg("bench memmap", "--size", optarg,
-						   "a size such as 100g");
-			break;
-		case 'l': layouts = optarg; break;
-		case 'a': align = optarg; break;
-		case 'm': map = optarg; break;
-		case 'S': strategies = optarg; break;
-		case 't':
-			if (bench_opt_int("bench memmap", "--threads", optarg, 1,
-					  MAX_THREADS, &n))
-				return 2;
-			o.threads = (unsigned)n;
-			break;
-		case 'r':
-			if (bench_opt_runs("bench memmap", optarg, &o.runs))
-				return 2;
-			break;
-		case 'd': o.device = optarg; break;
-		case 'D': o.dir = optarg; break;
-		case 'P': o.pmdk = false; break;
-		case 'X': o.dedup = true; break;
-		case 'j': o.json = true; break;
-		case 'x': o.csv = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_arg("bench memmap", "argument", argv[optind],
-				   "options only");
-	if (bench_parse_size_list(layouts, sizes, MAX_LAYOUTS, &o.nlayouts))
-		return cmd_bad_arg("bench memmap", "--layout", layouts,
-				   "a comma list of 64, 80 and 96");
-	for (int i = 0; i < o.nlayouts; i++) {
-		if (sizes[i] != 64 && sizes[i] != 80 && sizes[i] != 96)
-			return cmd_bad_arg("bench memmap", "--layout", layouts,
-					   "a comma list of 64, 80 and 96");
-		o.layouts[i] = (unsigned)sizes[i];
-	}
+	o.nlayouts = MAX_LAYOUTS;
+	if (!parse_args(&cmd, argc, argv, &status))
+		return status;
+	o.pmdk = !no_pmdk;
+	o.threads = (unsigned)threads;
+	place = (enum ntm_memmap_place)map;
+	for (int i = 0; i < o.nlayouts; i++)
+		o.layouts[i] = (unsigned)layouts[i];
 	if (parse_strategies(&o, strategies))
-		return cmd_bad_arg("bench memmap", "--strategy", strategies,
-				   "a comma list of field, memcpy, nt, fixed, pmdk");
-	if (align && (bench_parse_size(align, &a) ||
-		      (a != 4096 && a != (2u << 20) && a != (1u << 30))))
-		return cmd_bad_arg("bench memmap", "--align", align, "4k, 2m or 1g");
-	if (map && strcmp(map, "dev") && strcmp(map, "mem"))
-		return cmd_bad_arg("bench memmap", "--map", map, "dev or mem");
-	if (map)
-		place = strcmp(map, "mem") ? NTM_MEMMAP_DEV : NTM_MEMMAP_MEM;
-	if (!o.device && o.size % (a > 4096 ? a : 4096)) {
+		return parse_bad_arg("bench memmap", "--strategy", strategies,
+				     "a comma list of field, memcpy, nt, fixed, pmdk");
+	if (!o.device && o.size % a) {
 		char given[32];
 
-		snprintf(given, sizeof(given), "%zu", o.size);
-		return cmd_bad_arg("bench memmap", "--size", given,
-				   "a multiple of --align");
+		snprintf(given, sizeof(given), "%llu", (unsigned long long)o.size);
+		return parse_bad_arg("bench memmap", "--size", given,
+				     "a multiple of --align");
 	}
 	if (bench_opt_format("bench memmap", o.json, o.csv))
 		return 2;
 
-	if (align || map || o.device) {
+	if (align_given || map_given || o.device) {
 		o.setups[0] = (struct setup){ a == 4096 ? "fsdax" : "devdax", a,
 					      place, o.dedup };
 		o.nsetups = 1;
 		if (o.dedup && (a == 4096 || place != NTM_MEMMAP_MEM))
-			return cmd_bad_arg("bench memmap", "--dedup", "here",
-					   "--map mem and --align 2m or 1g");
+			return parse_bad_arg("bench memmap", "--dedup", "here",
+					     "--map mem and --align 2m or 1g");
 	} else {
 		o.setups[0] = (struct setup){ "fsdax", 4096, NTM_MEMMAP_DEV, false };
 		o.setups[1] = (struct setup){ "devdax", 2u << 20, NTM_MEMMAP_DEV, false };

@@ -6,21 +6,19 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ntmem.h>
 
-#include "bench.h"
 #include "commands.h"
+#include "parse.h"
 
 struct blk_args {
 	const char *path;
-	size_t size;
-	uint64_t sector, count;
-	bool have_sector, json;
+	uint64_t size, sector, count;
+	bool json;
 };
 
 static void usage(FILE *out)
@@ -33,66 +31,61 @@ static void usage(FILE *out)
 	      "An emulated pmem namespace is a sparse file; its bad sectors (512-byte\n"
 	      "units, as the kernel counts them) live in PATH.badblocks. A read that\n"
 	      "touches one fails with EIO, a write clears it. A real device's list\n"
-	      "belongs to the platform: use ndctl there.\n",
+	      "belongs to the platform: use ndctl there. BYTES is a decimal number\n"
+	      "with an optional k, m, g or t suffix (binary units), a multiple of 4k;\n"
+	      "N and M are decimal sector numbers.\n",
 	      out);
 }
 
+/* The largest sector whose byte offset fits in 64 bits. */
+#define MAX_SECTOR (UINT64_MAX / NTM_BADBLOCK_SECTOR)
+
+/*
+ * Each subcommand takes only its own options: --sector on create, or
+ * --json on inject-error, is a usage error, not silently ignored.
+ */
 static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "sector", required_argument, NULL, 'S' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	bool have_size = false, have_sector = false;
+	const struct opt size_opts[] = {
+		{ .name = "size", .letter = 's', .kind = OPT_U64,
+		  .dest = &a->size, .min = 4096,
+		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
+		  .multiple = 4096,
+		  .given = &have_size },
+		{ 0 },
 	};
-	char *end;
-	int opt;
+	const struct opt sector_opts[] = {
+		{ .name = "sector", .letter = 'S', .kind = OPT_U64,
+		  .dest = &a->sector, .min = 0, .max = MAX_SECTOR,
+		  .given = &have_sector },
+		{ .name = "count", .letter = 'n', .kind = OPT_U64,
+		  .dest = &a->count, .min = 1, .max = MAX_SECTOR },
+		{ 0 },
+	};
+	const struct opt list_opts[] = {
+		{ .name = "json", .kind = OPT_FLAG, .dest = &a->json },
+		{ 0 },
+	};
+	struct opt_cmd c = {
+		.name = cmd, .opts = list_opts, .usage = usage,
+		.arg_name = "PATH", .arg_expected = "one namespace path",
+		.arg = &a->path,
+	};
+	int status;
 
 	memset(a, 0, sizeof(*a));
 	a->count = 1;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:S:n:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			if (bench_parse_size(optarg, &a->size) || a->size == 0 ||
-			    a->size % 4096)
-				return cmd_bad_arg(cmd, "--size", optarg,
-						   "a multiple of 4k such as 8g");
-			break;
-		case 'S':
-			errno = 0;
-			a->sector = strtoull(optarg, &end, 0);
-			if (errno || *end || end == optarg)
-				return cmd_bad_arg(cmd, "--sector", optarg,
-						   "a sector number");
-			a->have_sector = true;
-			break;
-		case 'n':
-			errno = 0;
-			a->count = strtoull(optarg, &end, 0);
-			if (errno || *end || end == optarg || a->count == 0)
-				return cmd_bad_arg(cmd, "--count", optarg,
-						   "a positive number of sectors");
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc)
-		return cmd_bad_arg(cmd, "PATH", "(none)", "a namespace path");
-	if (optind + 1 < argc)
-		return cmd_bad_arg(cmd, "argument", argv[optind + 1],
-				   "one namespace path");
-	a->path = argv[optind];
+	if (!strcmp(argv[0], "create"))
+		c.opts = size_opts;
+	else if (strcmp(argv[0], "badblocks"))
+		c.opts = sector_opts;
+	if (!parse_args(&c, argc, argv, &status))
+		return status ? status : -1;
+	if (c.opts == size_opts && !have_size)
+		return parse_bad_arg(cmd, "--size", "(none)", "a size such as 8g");
+	if (c.opts == sector_opts && !have_sector)
+		return parse_bad_arg(cmd, "--sector", "(none)", "the first bad sector");
 	return 0;
 }
 
@@ -160,8 +153,6 @@ int cmd_blk(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 
 	if (!strcmp(sub, "create")) {
-		if (!a.size)
-			return cmd_bad_arg(cmd, "--size", "(none)", "a size such as 8g");
 		if (ntm_ns_create(&ns, a.path, a.size, 4096, NTM_NS_EMULATE)) {
 			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
 			return 1;
@@ -171,8 +162,6 @@ int cmd_blk(int argc, char **argv)
 		ntm_ns_close(ns);
 		return 0;
 	}
-	if (strcmp(sub, "badblocks") && !a.have_sector)
-		return cmd_bad_arg(cmd, "--sector", "(none)", "the first bad sector");
 	if (open_blk(cmd, a.path, &ns, &blk))
 		return 1;
 	if (!strcmp(sub, "badblocks"))

@@ -2,14 +2,22 @@
 /*
  * cmd_info.c - `ntmem info`: what this CPU offers and what ntmem chose.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <ntmem.h>
 
+/*
+ * The library's own environment reader (src/env.c, compiled into the
+ * tool): info shows the ignored values exactly as the dispatcher judged
+ * them, from the one definition of what a valid value is.
+ */
+#include "internal.h"
+
 #include "bench.h"
 #include "commands.h"
+#include "parse.h"
+#include "report.h"
 
 static const char *isa_of_inline_path(void)
 {
@@ -21,7 +29,7 @@ static const char *isa_of_inline_path(void)
 #endif
 }
 
-static void print_text(void)
+static void print_text(const struct ntm_env *env)
 {
 	uint32_t f = ntm_cpu_features();
 	size_t nv;
@@ -53,9 +61,15 @@ static void print_text(void)
 #endif
 	);
 	printf("inline sizes:     4 and 8..%d in steps of 8\n", NTM_INLINE_MAX);
+	for (const char *line = env->bad; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		printf("environment:      %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
 }
 
-static void print_json(void)
+static void print_json(const struct ntm_env *env)
 {
 	uint32_t f = ntm_cpu_features();
 	size_t nv;
@@ -82,42 +96,49 @@ static void print_json(void)
 	printf("],\n  \"primitives\": {\"ntm_memcpy_nt\": \"%s\", "
 	       "\"ntm_memcpy_flush\": \"%s\", \"ntm_memset_nt\": \"%s\", "
 	       "\"ntm_flush\": \"%s\"},\n", active, active, active, flush);
-	printf("  \"inline_max\": %d\n}\n", NTM_INLINE_MAX);
+	printf("  \"inline_max\": %d,\n  \"env_ignored\": [", NTM_INLINE_MAX);
+	for (const char *line = env->bad; *line;) {
+		size_t len = strcspn(line, "\n");
+		char one[sizeof(env->bad)];
+
+		snprintf(one, sizeof(one), "%.*s", (int)len, line);
+		if (line != env->bad)
+			printf(", ");
+		report_json_string(stdout, one);
+		line += len + (line[len] == '\n');
+	}
+	printf("]\n}\n");
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: ntmem info [--json]\n\n"
+	      "CPU features, the copy variant and write-back instruction ntmem\n"
+	      "chose, and the constant sizes that are inlined. NTMEM_ISA and\n"
+	      "NTMEM_FLUSH cap the choice, as in every program using ntmem; a value\n"
+	      "that was ignored is shown (\"environment:\", JSON \"env_ignored\").\n",
+	      out);
 }
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
-	int opt;
+	const struct opt opts[] = {
+		{ .name = "json", .kind = OPT_FLAG, .dest = &json },
+		{ 0 },
+	};
+	const struct opt_cmd cmd = {
+		.name = "info", .opts = opts, .usage = usage,
+	};
+	struct ntm_env env;
+	int status;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			printf("usage: ntmem info [--json]\n\n"
-			       "CPU features, the copy variant and write-back "
-			       "instruction ntmem chose,\nand the constant sizes "
-			       "that are inlined. NTMEM_ISA and NTMEM_FLUSH cap\n"
-			       "the choice, as in every program using ntmem.\n");
-			return 0;
-		default:
-			fprintf(stderr, "usage: ntmem info [--json]\n");
-			return 2;
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_arg("info", "argument", argv[optind], "--json or nothing");
+	if (!parse_args(&cmd, argc, argv, &status))
+		return status;
+	ntm_env_read(&env);
 	if (json)
-		print_json();
+		print_json(&env);
 	else
-		print_text();
+		print_text(&env);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * commands.h - the subcommands of the ntmem tool, each in its own file,
- * and the one way they report a bad argument.
+ * commands.h - the subcommands of the ntmem tool, each in its own file;
+ * each parses its options with parse_args() (parse.h).
  */
 #ifndef NTMEM_TOOL_COMMANDS_H
 #define NTMEM_TOOL_COMMANDS_H
@@ -11,12 +11,5 @@ int cmd_bench_copy(int argc, char **argv);
 int cmd_bench_memmap(int argc, char **argv);
 int cmd_bench_blk(int argc, char **argv);
 int cmd_blk(int argc, char **argv);
-
-/*
- * Print "ntmem CMD: invalid OPTION 'VALUE': expected WHAT (-EINVAL)" to
- * stderr and return the exit status for a usage error (2).
- */
-int cmd_bad_arg(const char *cmd, const char *option, const char *value,
-		const char *expected);
 
 #endif

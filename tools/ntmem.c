@@ -2,7 +2,6 @@
 /*
  * ntmem.c - the ntmem command: finds the subcommand and hands it argv.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,14 +30,6 @@ static const struct command commands[] = {
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-int cmd_bad_arg(const char *cmd, const char *option, const char *value,
-		const char *expected)
-{
-	fprintf(stderr, "ntmem %s: invalid %s '%s': expected %s (%s)\n", cmd,
-		option, value, expected, strerror(EINVAL));
-	return 2;
-}
 
 static void usage(FILE *out)
 {

@@ -13,7 +13,7 @@
 
 #include "report.h"
 
-static void json_string(FILE *out, const char *s)
+void report_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -77,13 +77,13 @@ static void print_header(struct report *r)
 	switch (r->format) {
 	case REPORT_JSON:
 		fputs("{\n  \"title\": ", out);
-		json_string(out, r->title);
+		report_json_string(out, r->title);
 		fputs(",\n  \"meta\": {", out);
 		for (int i = 0; i < r->nmeta; i++) {
 			fputs(i ? ",\n    " : "\n    ", out);
-			json_string(out, r->meta_key[i]);
+			report_json_string(out, r->meta_key[i]);
 			fputs(": ", out);
-			json_string(out, r->meta_val[i]);
+			report_json_string(out, r->meta_val[i]);
 		}
 		fputs("\n  },\n  \"rows\": [", out);
 		break;
@@ -131,10 +131,10 @@ void report_row(struct report *r, const union report_cell *cells)
 		fputs(r->rows ? ",\n    {" : "\n    {", r->out);
 		for (int i = 0; i < r->ncols; i++) {
 			fputs(i ? ", " : "", r->out);
-			json_string(r->out, r->cols[i].name);
+			report_json_string(r->out, r->cols[i].name);
 			fputs(": ", r->out);
 			if (r->cols[i].type == COL_STR) {
-				json_string(r->out, cells[i].s ? cells[i].s : "");
+				report_json_string(r->out, cells[i].s ? cells[i].s : "");
 			} else {
 				format_cell(buf, sizeof(buf), &r->cols[i],
 					    &cells[i], "null");

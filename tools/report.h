@@ -55,5 +55,7 @@ void report_meta(struct report *r, const char *key, const char *fmt, ...)
 void report_row(struct report *r, const union report_cell *cells);
 /* Prints what is buffered and the closing lines; frees the buffers. */
 void report_end(struct report *r);
+/* @s as a JSON string, quoted and escaped. */
+void report_json_string(FILE *out, const char *s);
 
 #endif
