@@ -27,6 +27,11 @@
  *                  of a file mapping truncated underneath (SIGBUS past EOF
  *                  stands in for poison) while another copies good memory:
  *                  each fault returns the bytes not copied, in its thread.
+ *   mc_chain       the application replaces its SIGBUS handler and calls
+ *                  ntm_mc_install() again and again while another thread
+ *                  sends itself SIGBUS: each sent signal reaches the
+ *                  application's handler exactly once, through whichever
+ *                  previous handler ntmem has recorded by then.
  *   first_dispatch a fresh process (this program, executed again) whose
  *                  threads all make their first copy at the same moment:
  *                  the dispatch table is chosen once and every thread sees
@@ -42,6 +47,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>	/* cmocka.h needs it first */
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -688,6 +694,97 @@ static void test_mc_fault(void **state)
 	assert_int_equal(unlink(path), 0);
 }
 
+/* --- the SIGBUS chain while it is being replaced ------------------------ */
+
+#define CHAIN_ROUNDS 300
+
+static unsigned app_hits;	/* SIGBUSes the application's handler saw */
+
+static void app_sigbus(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&app_hits, 1, __ATOMIC_RELAXED);
+}
+
+struct chainer {
+	struct verdict *v;
+	pthread_barrier_t *start;
+};
+
+/*
+ * The application sets its handler again and again, each time followed by
+ * ntm_mc_install() as mc.h asks: every install records a new previous
+ * handler while the other thread's SIGBUS may be reading the last one.
+ */
+static void *reinstaller(void *p)
+{
+	struct chainer *c = p;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_sigbus;
+	sigemptyset(&sa.sa_mask);
+	pthread_barrier_wait(c->start);
+	for (int i = 0; i < CHAIN_ROUNDS; i++) {
+		int r;
+
+		if (sigaction(SIGBUS, &sa, NULL)) {
+			verdict_fail(c->v, "sigaction: %s", strerror(errno));
+			return NULL;
+		}
+		r = ntm_mc_install();
+		if (r) {
+			verdict_fail(c->v, "ntm_mc_install: %d", r);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* A sent SIGBUS is the application's: ntmem passes each one on, once. */
+static void *sender(void *p)
+{
+	struct chainer *c = p;
+
+	pthread_barrier_wait(c->start);
+	for (int i = 0; i < CHAIN_ROUNDS; i++)
+		if (pthread_kill(pthread_self(), SIGBUS)) {
+			verdict_fail(c->v, "pthread_kill failed");
+			return NULL;
+		}
+	return NULL;
+}
+
+static void test_mc_chain(void **state)
+{
+	struct chainer cs[2];
+	struct sigaction sa, saved;
+	pthread_barrier_t start;
+	pthread_t t[2];
+	struct verdict v;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_sigbus;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGBUS, &sa, &saved), 0);
+	assert_int_equal(ntm_mc_install(), 0);
+	__atomic_store_n(&app_hits, 0, __ATOMIC_RELAXED);
+	verdict_init(&v);
+	assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+	cs[0] = cs[1] = (struct chainer){ &v, &start };
+	assert_int_equal(pthread_create(&t[0], NULL, reinstaller, &cs[0]), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, sender, &cs[1]), 0);
+	assert_int_equal(pthread_join(t[0], NULL), 0);
+	assert_int_equal(pthread_join(t[1], NULL), 0);
+	pthread_barrier_destroy(&start);
+	/* cmocka's handler back; a later test reinstalls ntmem's on top. */
+	assert_int_equal(sigaction(SIGBUS, &saved, NULL), 0);
+	verdict_check(&v, "SIGBUS chain");
+	assert_int_equal(__atomic_load_n(&app_hits, __ATOMIC_RELAXED),
+			 CHAIN_ROUNDS);
+}
+
 /* --- first calls in a fresh process ------------------------------------- */
 
 #define FIRST_THREADS 8
@@ -836,6 +933,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_memmap_init),
 		cmocka_unit_test(test_blk_badblocks),
 		cmocka_unit_test(test_mc_fault),
+		cmocka_unit_test(test_mc_chain),
 		cmocka_unit_test(test_first_dispatch),
 		cmocka_unit_test(test_first_mc),
 	};
