@@ -141,13 +141,13 @@ int cmd_blk(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	snprintf(cmd, sizeof(cmd), "blk %s", sub);
 	if (strcmp(sub, "create") && strcmp(sub, "inject-error") &&
 	    strcmp(sub, "clear-error") && strcmp(sub, "badblocks")) {
 		fprintf(stderr, "ntmem blk: unknown subcommand '%s'\n", sub);
 		usage(stderr);
 		return 2;
 	}
+	snprintf(cmd, sizeof(cmd), "blk %s", sub);
 	ret = parse(argc - 1, argv + 1, cmd, &a);
 	if (ret)
 		return ret < 0 ? 0 : ret;

@@ -101,7 +101,8 @@ static void print_json(const struct ntm_env *env)
 		size_t len = strcspn(line, "\n");
 		char one[sizeof(env->bad)];
 
-		snprintf(one, sizeof(one), "%.*s", (int)len, line);
+		memcpy(one, line, len);
+		one[len] = '\0';
 		if (line != env->bad)
 			printf(", ");
 		report_json_string(stdout, one);
