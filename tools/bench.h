@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse.h"
 #include "report.h"
 
 /* Monotonic nanoseconds. */
@@ -76,6 +77,23 @@ int bench_check_room(const char *cmd, const struct bench_room *r);
 
 /* Runs per case: at least 5 for a median, at most this. */
 #define BENCH_MAX_RUNS 101
+
+/*
+ * Option table entries (parse.h) every benchmark spells the same way:
+ * --runs, --no-pmdk, --json/--csv, and for the namespace benchmarks
+ * --device/--dir.
+ */
+#define BENCH_OPT_RUNS(runs)                                                \
+	{ .name = "runs", .letter = 'r', .kind = OPT_INT, .dest = (runs),   \
+	  .min = 1, .max = BENCH_MAX_RUNS }
+#define BENCH_OPT_NO_PMDK(flag)                                             \
+	{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = (flag) }
+#define BENCH_OPTS_FORMAT(json, csv)                                        \
+	{ .name = "json", .kind = OPT_FLAG, .dest = (json) },               \
+	{ .name = "csv", .kind = OPT_FLAG, .dest = (csv) }
+#define BENCH_OPTS_NAMESPACE(device, dir)                                   \
+	{ .name = "device", .letter = 'd', .kind = OPT_STR, .dest = (device) }, \
+	{ .name = "dir", .kind = OPT_STR, .dest = (dir) }
 
 /* Output format from --json / --csv; both given is a usage error (2). */
 enum report_format bench_format(bool json, bool csv);

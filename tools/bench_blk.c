@@ -355,14 +355,10 @@ int cmd_bench_blk(int argc, char **argv)
 		  .flags = PARSE_SUFFIX, .multiple = 512 },
 		{ .name = "ops", .letter = 'n', .kind = OPT_U64, .dest = &o.ops,
 		  .min = 1, .max = 100000000 },
-		{ .name = "runs", .letter = 'r', .kind = OPT_INT,
-		  .dest = &o.runs, .min = 1, .max = BENCH_MAX_RUNS },
-		{ .name = "device", .letter = 'd', .kind = OPT_STR,
-		  .dest = &o.device },
-		{ .name = "dir", .kind = OPT_STR, .dest = &o.dir },
-		{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = &no_pmdk },
-		{ .name = "json", .kind = OPT_FLAG, .dest = &o.json },
-		{ .name = "csv", .kind = OPT_FLAG, .dest = &o.csv },
+		BENCH_OPT_RUNS(&o.runs),
+		BENCH_OPTS_NAMESPACE(&o.device, &o.dir),
+		BENCH_OPT_NO_PMDK(&no_pmdk),
+		BENCH_OPTS_FORMAT(&o.json, &o.csv),
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {

@@ -451,8 +451,7 @@ int cmd_bench_copy(int argc, char **argv)
 		{ .name = "total", .letter = 't', .kind = OPT_U64,
 		  .dest = &o.total, .min = 1, .max = PARSE_SIZE_MAX,
 		  .flags = PARSE_SUFFIX },
-		{ .name = "runs", .letter = 'r', .kind = OPT_INT,
-		  .dest = &o.runs, .min = 1, .max = BENCH_MAX_RUNS },
+		BENCH_OPT_RUNS(&o.runs),
 		{ .name = "variant", .letter = 'v', .kind = OPT_STR,
 		  .dest = &o.variants },
 		{ .name = "cpu", .letter = 'c', .kind = OPT_INT, .dest = &o.cpu,
@@ -460,10 +459,9 @@ int cmd_bench_copy(int argc, char **argv)
 		{ .name = "const-only", .kind = OPT_FLAG, .dest = &const_only },
 		{ .name = "var-only", .kind = OPT_FLAG, .dest = &var_only },
 		{ .name = "no-huge", .kind = OPT_FLAG, .dest = &no_huge },
-		{ .name = "no-pmdk", .kind = OPT_FLAG, .dest = &no_pmdk },
+		BENCH_OPT_NO_PMDK(&no_pmdk),
 		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick },
-		{ .name = "json", .kind = OPT_FLAG, .dest = &o.json },
-		{ .name = "csv", .kind = OPT_FLAG, .dest = &o.csv },
+		BENCH_OPTS_FORMAT(&o.json, &o.csv),
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {
