@@ -6,7 +6,9 @@
  *   - Functions that can fail return 0 or a negative errno (-EINVAL, ...);
  *     byte counts are ssize_t. strerror(-ret) always describes the error.
  *   - Copies, flushes and fences cannot fail; copies return dst.
- *   - The library never sets errno and never prints, unless NTMEM_VERBOSE=1.
+ *   - The library never sets errno and never prints, unless NTMEM_VERBOSE=1;
+ *     the one exception is a single line on stderr when NTMEM_ISA or
+ *     NTMEM_FLUSH holds an unknown value (a misspelt ceiling is ignored).
  *   - No function hides a fence: see ntmem/copy.h for who must drain.
  */
 #ifndef NTMEM_H

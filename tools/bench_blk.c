@@ -242,7 +242,12 @@ static int run(const struct options *o)
 			return 1;
 		}
 	}
-	ntm_blk_flush(t.blk[I_DIRECT]);
+	if (ntm_blk_flush(t.blk[I_DIRECT])) {
+		fprintf(stderr, "ntmem bench blk: ntm_blk_flush: %s\n",
+			ntm_errmsg());
+		teardown(&t);
+		return 1;
+	}
 
 	report_init(&rep, bench_format(o->json, o->csv), "ntmem bench blk",
 		    columns, NCOLS);

@@ -108,8 +108,11 @@ static int list(struct ntm_blk *blk, bool json)
 	size_t n = ntm_blk_badblocks(blk, NULL, 0);
 	struct ntm_badblock *bad = calloc(n + 1, sizeof(*bad));
 
-	if (!bad)
+	if (!bad) {
+		fprintf(stderr, "ntmem blk badblocks: no memory for %zu entries\n",
+			n);
 		return 1;
+	}
 	n = ntm_blk_badblocks(blk, bad, n);
 	if (json)
 		printf("{\"sector_size\": %u, \"badblocks\": [", NTM_BADBLOCK_SECTOR);

@@ -18,7 +18,8 @@
  *   NTMEM_ISA=generic|sse2|avx2|avx512     a ceiling on the variant
  *   NTMEM_FLUSH=clwb|clflushopt|clflush|none   a ceiling on the write-back
  *   NTMEM_VERBOSE=1                        print the choice once to stderr
- * An unknown value is ignored (and reported when NTMEM_VERBOSE=1).
+ * An unknown value is ignored, with one warning line on stderr per process
+ * (the only line the library prints without NTMEM_VERBOSE=1).
  *
  * Benchmarks and tests call each variant directly through
  * ntm_variant_list(); applications just call ntm_memcpy_nt() and friends.
