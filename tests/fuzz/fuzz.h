@@ -9,7 +9,10 @@
 #define NTMEM_FUZZ_H
 
 /* Needs _GNU_SOURCE (nftw), defined by each harness before any include. */
+#include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,16 +92,47 @@ static inline void fz_scratch_clear(void)
 }
 
 /*
- * A fresh directory under /dev/shm (memory, so the harness costs no disk
- * writes however many inputs it runs), removed at exit. Aborts when it
- * cannot be made: every input would fail for the same reason.
+ * A crash ends the harness with abort(), which skips atexit(): remove the
+ * directories of earlier runs of @name whose process is gone.
+ */
+static inline void fz_remove_stale(const char *name)
+{
+	char prefix[48], path[300];
+	size_t plen;
+	struct dirent *e;
+	DIR *d = opendir("/dev/shm");
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "ntmem-fuzz-%s-", name);
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, prefix, plen))
+			continue;
+		pid = strtol(e->d_name + plen, &end, 10);
+		if (*end || pid <= 0 || (kill((pid_t)pid, 0) && errno == ESRCH)) {
+			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+			nftw(path, fz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * The directory /dev/shm/ntmem-fuzz-@name-PID (memory, so the harness
+ * costs no disk writes however many inputs it runs), made on the first
+ * call and removed at exit. Aborts when it cannot be made: every input
+ * would fail for the same reason.
  */
 static inline const char *fz_scratch(const char *name)
 {
 	if (!fz_dir[0]) {
-		snprintf(fz_dir, sizeof(fz_dir), "/dev/shm/ntmem-fuzz-%s-XXXXXX",
-			 name);
-		FZ_CHECK(mkdtemp(fz_dir), "cannot make %s", fz_dir);
+		fz_remove_stale(name);
+		snprintf(fz_dir, sizeof(fz_dir), "/dev/shm/ntmem-fuzz-%s-%ld",
+			 name, (long)getpid());
+		FZ_CHECK(mkdir(fz_dir, 0700) == 0, "cannot make %s: %s", fz_dir,
+			 strerror(errno));
 		atexit(fz_dir_remove);
 	}
 	return fz_dir;
