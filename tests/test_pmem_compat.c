@@ -643,6 +643,7 @@ enum where {
 	IN_DIR,		/* a file in the test directory */
 	IN_DIR_ITSELF,	/* the test directory (TMPFILE) */
 	IN_TMPFS,	/* a file on a size-limited tmpfs: posix_fallocate fails */
+	IN_DIR_LINK,	/* a dangling symlink in the test directory */
 };
 
 struct map_row {
@@ -683,6 +684,10 @@ static const struct map_row map_rows[] = {
 	{ "CREATE|EXCL, ftruncate fails", IN_DIR, false, 2 * MiB,
 	  PMEM_FILE_CREATE | PMEM_FILE_EXCL, true, EFBIG, "ftruncate",
 	  LEFT_SAME, LEFT_SAME },
+	/* O_EXCL does not follow a link; creating through it makes the target. */
+	{ "CREATE via a dangling link, ftruncate fails", IN_DIR_LINK, false,
+	  2 * MiB, PMEM_FILE_CREATE, true, EFBIG, "ftruncate", LEFT_SAME,
+	  LEFT_EMPTY },
 	{ "CREATE|SPARSE, ftruncate fails", IN_DIR, false, 2 * MiB,
 	  PMEM_FILE_CREATE | PMEM_FILE_SPARSE, true, EFBIG, "ftruncate",
 	  LEFT_SAME, LEFT_EMPTY },
@@ -799,6 +804,8 @@ static void run_map_row(const struct map_row *r)
 			 r->where == IN_TMPFS ? shm : dir);
 	if (r->exists)
 		tu_write_file(path, OLD_SIZE, 0x7ab1e, 0644);
+	if (r->where == IN_DIR_LINK)
+		assert_int_equal(symlink("gone", path), 0);
 	if (r->fsize_limit) {
 		assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 		lim = old;
@@ -828,9 +835,14 @@ static void run_map_row(const struct map_row *r)
 		assert_int_equal(mapped_len, 12345);
 		assert_int_equal(is_pmem, 7);
 	}
+	/* Through a link, stat() sees the target the call may have made. */
 	check_left(r, path, len, testing_pmdk() ? r->pmdk_left : r->left);
 	if (r->where != IN_DIR_ITSELF)
 		unlink(path);
+	if (r->where == IN_DIR_LINK) {
+		snprintf(path, sizeof(path), "%s/gone", dir);
+		unlink(path);
+	}
 }
 
 static void test_map_table(void **state)

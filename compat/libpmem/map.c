@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -297,6 +298,7 @@ static void *map_fail(int err, const char *fmt, ...)
 /* What the call changed on the file system, to undo when it fails. */
 struct file_undo {
 	bool created;		/* this call created the file: unlink it */
+	bool via_link;		/* ...as the target of a dangling symlink */
 	off_t old_size;		/* an existing file's size before, or -1 */
 };
 
@@ -309,7 +311,18 @@ struct file_undo {
 static void file_undo(const char *path, int fd, size_t len,
 		      const struct file_undo *undo)
 {
-	if (undo->created)
+	if (undo->created && undo->via_link) {
+		/* Remove the file made behind the link, not the link itself. */
+		char fdpath[64], target[PATH_MAX];
+		ssize_t n;
+
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		n = readlink(fdpath, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			unlink(target);
+		}
+	} else if (undo->created)
 		unlink(path);
 	else if (undo->old_size >= 0 && undo->old_size < (off_t)len)
 		(void)!ftruncate(fd, undo->old_size);
@@ -334,8 +347,15 @@ static int open_file(const char *path, size_t len, int flags, mode_t mode,
 		/* O_EXCL first tells whether this call creates the file. */
 		fd = open(path, oflags | O_CREAT | O_EXCL, mode);
 		undo->created = fd >= 0;
-		if (fd < 0 && errno == EEXIST && !(flags & PMEM_FILE_EXCL))
-			fd = open(path, oflags | O_CREAT, mode);
+		if (fd < 0 && errno == EEXIST && !(flags & PMEM_FILE_EXCL)) {
+			/* The name exists: a file, or a link O_EXCL did not follow. */
+			fd = open(path, oflags);
+			if (fd < 0 && errno == ENOENT) {
+				/* A dangling link: creating makes its target. */
+				fd = open(path, oflags | O_CREAT, mode);
+				undo->created = undo->via_link = fd >= 0;
+			}
+		}
 	} else {
 		/* EXCL without CREATE is ignored, as by PMDK's open(2). */
 		fd = open(path, oflags);
@@ -375,7 +395,8 @@ out_undo:
 void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		    size_t *mapped_lenp, int *is_pmemp)
 {
-	struct file_undo undo = { .created = false, .old_size = -1 };
+	struct file_undo undo = { .created = false, .via_link = false,
+				  .old_size = -1 };
 	struct ntm_ns *ns;
 	struct stat st;
 	bool devdax;
