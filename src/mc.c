@@ -32,7 +32,14 @@ struct previous {
 
 static struct previous *previous;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
-static __thread struct ntm_fault_guard *armed_guard;
+static bool installed_done;	/* set once installed: skips pthread_once */
+/*
+ * initial-exec: a guard is armed and disarmed on every block write, and
+ * the default model for a shared library costs a __tls_get_addr() call
+ * each time; 8 bytes of static TLS are always available.
+ */
+static __thread struct ntm_fault_guard *armed_guard
+	__attribute__((tls_model("initial-exec")));
 
 /* Restore the default action and deliver @sig again, to this thread. */
 static void reraise_default(int sig)
@@ -149,11 +156,13 @@ int ntm_mc_install(void)
 static void install_once(void)
 {
 	ntm_mc_install();
+	__atomic_store_n(&installed_done, true, __ATOMIC_RELEASE);
 }
 
 void ntm_mc_install_once(void)
 {
-	pthread_once(&installed, install_once);
+	if (!__atomic_load_n(&installed_done, __ATOMIC_ACQUIRE))
+		pthread_once(&installed, install_once);
 }
 
 void ntm_fault_guard_arm(struct ntm_fault_guard *g, const void *p, size_t n)
