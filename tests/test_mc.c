@@ -558,20 +558,26 @@ static void test_chain_reinstall(void **state)
 }
 
 /*
- * With SIG_DFL (or SIG_IGN) before ntmem, a foreign SIGBUS must end the
- * process by SIGBUS, as it would without ntmem: checked in a child, after
- * one handled copy fault to show the handler was live.
+ * A SIGBUS that is not ntmem's, with SIG_DFL or SIG_IGN before ntmem's
+ * handler, checked in a child after one handled copy fault shows the
+ * handler was live. A fault (@sent false: a load from a missing page)
+ * must end the process by SIGBUS either way, as it would without ntmem.
+ * A SIGBUS sent with kill() must get the action of the disposition before:
+ * under SIG_DFL death by SIGBUS (it used to survive, with ntmem's handler
+ * silently replaced by SIG_DFL); under SIG_IGN nothing, and ntmem's
+ * handler still in place, so a second copy over a missing page returns.
  */
-static void chain_default(void (*before)(int))
+static void chain_foreign(void (*before)(int), bool sent)
 {
 	struct rlimit no_core = { 0, 0 };
+	bool dies = !sent || before == SIG_DFL;
 	struct tfile t;
 	int status;
 	pid_t pid;
 
 	if (!HAVE_FIXUP)
 		skip();
-	tfile_open(&t, before == SIG_IGN ? 61 : 60);
+	tfile_open(&t, 60 + 2 * sent + (before == SIG_IGN));
 	tfile_truncate(&t, 1);
 	fflush(NULL);
 	pid = fork();
@@ -585,76 +591,22 @@ static void chain_default(void (*before)(int))
 			_exit(2);
 		if (ntm_copy_mc(buf, t.map + PG - 8, sizeof(buf)) != sizeof(buf) - 8)
 			_exit(3);
-		(void)*(const volatile unsigned char *)(t.map + PG);
-		_exit(4);	/* survived a SIGBUS */
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	tfile_close(&t);
-	if (WIFEXITED(status))
-		fail_msg("child exited %d (2: install, 3: copy, 4: survived the "
-			 "SIGBUS), expected death by SIGBUS", WEXITSTATUS(status));
-	assert_true(WIFSIGNALED(status));
-	if (WTERMSIG(status) != SIGBUS)
-		fail_msg("child killed by signal %d, expected SIGBUS (%d)",
-			 WTERMSIG(status), SIGBUS);
-}
-
-static void test_chain_default(void **state)
-{
-	(void)state;
-	chain_default(SIG_DFL);
-}
-
-static void test_chain_ignored(void **state)
-{
-	(void)state;
-	chain_default(SIG_IGN);
-}
-
-/*
- * A SIGBUS sent with kill() is not a fault: it must get the action the
- * disposition before ntmem's gives it. SIG_DFL: the process dies of
- * SIGBUS (it used to survive, with ntmem's handler silently replaced by
- * SIG_DFL). SIG_IGN: the process lives on, and ntmem's handler is still
- * there, so a copy over a missing page returns instead of killing it.
- */
-static void chain_sent(void (*before)(int))
-{
-	struct rlimit no_core = { 0, 0 };
-	struct tfile t;
-	int status;
-	pid_t pid;
-
-	if (!HAVE_FIXUP)
-		skip();
-	tfile_open(&t, before == SIG_IGN ? 63 : 62);
-	tfile_truncate(&t, 1);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		unsigned char buf[64];
-
-		setrlimit(RLIMIT_CORE, &no_core);
-		signal(SIGBUS, before);
-		if (ntm_mc_install())
-			_exit(2);
-		if (ntm_copy_mc(buf, t.map + PG - 8, sizeof(buf)) != sizeof(buf) - 8)
-			_exit(3);
-		kill(getpid(), SIGBUS);
-		if (before == SIG_DFL)
+		if (sent)
+			kill(getpid(), SIGBUS);
+		else
+			(void)*(const volatile unsigned char *)(t.map + PG);
+		if (dies)
 			_exit(4);	/* survived a SIGBUS */
-		/* Ignored: and ntmem's handler must still be in place. */
 		if (ntm_copy_mc(buf, t.map + PG - 8, sizeof(buf)) != sizeof(buf) - 8)
 			_exit(5);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	tfile_close(&t);
-	if (before == SIG_IGN) {
+	if (!dies) {
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fail_msg("child %s %d, expected exit 0 (2: install, 3: "
-				 "copy, 5: the second copy)",
+				 "copy, 5: the copy after the ignored SIGBUS)",
 				 WIFEXITED(status) ? "exited" : "killed by signal",
 				 WIFEXITED(status) ? WEXITSTATUS(status)
 						   : WTERMSIG(status));
@@ -668,16 +620,28 @@ static void chain_sent(void (*before)(int))
 			 WTERMSIG(status), SIGBUS);
 }
 
+static void test_chain_default(void **state)
+{
+	(void)state;
+	chain_foreign(SIG_DFL, false);
+}
+
+static void test_chain_ignored(void **state)
+{
+	(void)state;
+	chain_foreign(SIG_IGN, false);
+}
+
 static void test_chain_sent_default(void **state)
 {
 	(void)state;
-	chain_sent(SIG_DFL);
+	chain_foreign(SIG_DFL, true);
 }
 
 static void test_chain_sent_ignored(void **state)
 {
 	(void)state;
-	chain_sent(SIG_IGN);
+	chain_foreign(SIG_IGN, true);
 }
 
 /* --- threads ------------------------------------------------------------ */
