@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem/crash.h - crash images: every media state a power cut may leave,
+ * run through the caller's recovery and invariant.
+ *
+ * A workload runs under the recorder (ntmem/check.h) on a tracked region.
+ * At each crash point (each fence, each write-back, or every N-th store)
+ * the media may hold, per DESIGN.md's crash model, every unit that is
+ * CLEAN or DURABLE as the recorder saved it, and each unit that is not yet
+ * durable (DIRTY, WB or NT) either as it was when last durable or as it
+ * is now, independently: 8-byte aligned stores are power-fail atomic, and
+ * a dirty line may be written back at any moment. With k such units there
+ * are 2^k states: all of them when k <= exhaustive_max, else `samples`
+ * seeded random subsets (plus the all-old and all-new states).
+ *
+ * Each state is materialised in a scratch copy of the region (never the
+ * region itself) and handed to check(), which runs recovery on it and
+ * tests the invariant. Recording is suspended while check() runs, so it
+ * may use any ntmem function on the image.
+ */
+#ifndef NTMEM_CRASH_H
+#define NTMEM_CRASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ntmem/check.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Crash points (ntm_crash_config.points). */
+#define NTM_CRASH_AT_FENCE (1u << 0)	/* before each fence takes effect */
+#define NTM_CRASH_AT_WRITEBACK (1u << 1)	/* after each write-back */
+#define NTM_CRASH_AT_STORE (1u << 2)	/* after every store_every-th store */
+
+struct ntm_crash_config {
+	void *region;			/* tracked by ntm_crash_run() itself */
+	size_t size;
+	unsigned points;		/* NTM_CRASH_AT_*; 0 means AT_FENCE */
+	unsigned store_every;		/* with AT_STORE; 0 means 1 */
+	unsigned exhaustive_max;	/* 0 means 12: up to 4096 states */
+	unsigned samples;		/* beyond it; 0 means 256 */
+	uint64_t seed;			/* of the samples; 0 means a fixed one */
+	/*
+	 * Recovery and invariant on one image of the region (a scratch copy,
+	 * @size bytes, writable). Return 0 when the state is acceptable,
+	 * anything else when it is not: the run records the failure (and
+	 * goes on, or stops when stop_at_first).
+	 */
+	int (*check)(void *image, size_t size, void *arg);
+	void *arg;
+	int stop_at_first;
+};
+
+struct ntm_crash_result {
+	uint64_t points;		/* crash points reached */
+	uint64_t states;		/* images checked */
+	uint64_t failures;		/* images check() refused */
+	uint64_t max_pending;		/* most units not yet durable at a point */
+	/* The first failure: */
+	uint64_t first_point;		/* crash point number, from 1 */
+	enum ntm_rec_kind first_kind;	/* the event at that point */
+	char first_where[160];		/* where in the code, "function+0x.." */
+	size_t first_units;		/* units of the image that were new */
+	uintptr_t first_unit_offsets[8];/* the first of them, offsets */
+};
+
+/**
+ * ntm_crash_run() - run @workload(@warg) on cfg->region under the
+ * recorder and check every crash image at every crash point; then one
+ * last point after the workload returns.
+ *
+ * Return: 0 when every image passed, 1 when some failed (see @res), or
+ * -EINVAL / -ENOMEM.
+ */
+int ntm_crash_run(const struct ntm_crash_config *cfg,
+		  void (*workload)(void *arg), void *warg,
+		  struct ntm_crash_result *res);
+
+/** ntm_crash_report() - print @res as a few lines, for tests and tools */
+void ntm_crash_report(const struct ntm_crash_result *res, void *file);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTMEM_CRASH_H */
