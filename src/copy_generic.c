@@ -6,26 +6,28 @@
  * architecture without a non-temporal backend, and the baseline that every
  * other variant must beat.
  */
-#include <string.h>
-
 #include "internal.h"
 
 void *ntm_generic_memcpy_nt(void *dst, const void *src, size_t n)
 {
-	/* A hint only: without NT stores, a plain copy is the honest answer. */
-	return memcpy(dst, src, n);
+	/*
+	 * A hint only: without NT stores, a plain copy is the honest answer.
+	 * Its lines stay dirty, as ntmem/copy.h says of this variant.
+	 */
+	ntm_store_copy(dst, src, n);
+	return dst;
 }
 
 void *ntm_generic_memcpy_flush(void *dst, const void *src, size_t n)
 {
-	memcpy(dst, src, n);
+	ntm_store_copy(dst, src, n);
 	ntm_flush_lines(dst, n);
 	return dst;
 }
 
 void *ntm_generic_memset_nt(void *dst, int c, size_t n)
 {
-	memset(dst, c, n);
+	ntm_store_fill(dst, c, n);
 	ntm_flush_lines(dst, n);
 	return dst;
 }

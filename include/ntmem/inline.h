@@ -54,6 +54,26 @@
 extern "C" {
 #endif
 
+/*
+ * Ordinary (cached) stores of a whole range, as the library makes them on a
+ * destination: memcpy()/memset() and the recorder's NTM_REC() together, so
+ * no ordinary store to a destination escapes the recorder (ntmem/hook.h).
+ * Library primitives; they are here because the arch headers are.
+ */
+static inline __attribute__((always_inline)) void
+ntm_store_copy(void *d, const void *s, size_t n)
+{
+	memcpy(d, s, n);
+	NTM_REC(NTM_REC_STORE, d, n);
+}
+
+static inline __attribute__((always_inline)) void
+ntm_store_fill(void *d, int c, size_t n)
+{
+	memset(d, c, n);
+	NTM_REC(NTM_REC_STORE, d, n);
+}
+
 /* Largest constant size expanded inline: two struct pages' worth of 64 B. */
 #define NTM_INLINE_MAX 128
 

@@ -3,6 +3,9 @@
  * portable/flush.c - no write-back instruction is known here, so there is
  * nothing to flush; ntm_flush_active() reports "none" and callers that need
  * durability must use msync() (the namespace layer does).
+ * A port that adds a write-back instruction here wraps it in an
+ * always_inline primitive with NTM_REC(NTM_REC_WRITEBACK, line, 1) beside
+ * it, as x86_64/flush.c does, so the recorder build sees every line.
  */
 #include "internal.h"
 

@@ -9,7 +9,7 @@
 #define VEC 32
 typedef __m256i vec_t;
 #define vec_loadu(p) _mm256_loadu_si256((const __m256i *)(p))
-#define vec_stream(p, v) _mm256_stream_si256((__m256i *)(p), (v))
+#define vec_nt(p, v) _mm256_stream_si256((__m256i *)(p), (v))
 #define vec_splat(c) _mm256_set1_epi8((char)(c))
 
 #include "copy_body.h"

@@ -10,7 +10,7 @@
 #define VEC 64
 typedef __m512i vec_t;
 #define vec_loadu(p) _mm512_loadu_si512((const void *)(p))
-#define vec_stream(p, v) _mm512_stream_si512((void *)(p), (v))
+#define vec_nt(p, v) _mm512_stream_si512((void *)(p), (v))
 #define vec_splat(c) _mm512_set1_epi8((char)(c))
 
 #include "copy_body.h"

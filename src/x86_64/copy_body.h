@@ -8,7 +8,9 @@
  *   VARIANT        the variant name (sse2, avx2, avx512)
  *   VEC            vector bytes (16, 32, 64); the vector NT store needs a
  *                  destination aligned to VEC
- *   vec_t, vec_loadu(p), vec_stream(p, v), vec_splat(c)
+ *   vec_t, vec_loadu(p), vec_splat(c)
+ *   vec_nt(p, v)   the vector NT store instruction; used only by the
+ *                  recorded primitives vec_stream() and vec_stream4() here
  *
  * Shape of a copy, after the kernel's __memcpy_flushcache():
  *   0. a struct-sized copy (a multiple of 8 up to NTM_INLINE_MAX) into an
@@ -28,6 +30,11 @@
  *   4. tail: single vectors, then 8- and 4-byte MOVNTI, then 1-3 bytes with
  *      ordinary stores, written back for "flush".
  * Nothing fences; see ntmem/copy.h.
+ *
+ * Every store to the destination goes through one of the always_inline
+ * primitives below (or ntmem/arch/x86_64.h, ntm_store_copy()), each of
+ * which reports its instruction to the recorder (ntmem/hook.h): no store
+ * is emitted anywhere else, so the recorder build sees every one.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,11 +59,34 @@
 static inline __attribute__((always_inline)) void movnti8(void *d, uint64_t v)
 {
 	__asm__ volatile("movntiq %1, %0" : "=m"(*(ntm_arch_u64 *)d) : "r"(v));
+	NTM_REC(NTM_REC_NT, d, 8);
 }
 
 static inline __attribute__((always_inline)) void movnti4(void *d, uint32_t v)
 {
 	__asm__ volatile("movntil %1, %0" : "=m"(*(ntm_arch_u32 *)d) : "r"(v));
+	NTM_REC(NTM_REC_NT, d, 4);
+}
+
+/* One vector NT store; @d aligned to VEC. */
+static inline __attribute__((always_inline)) void vec_stream(void *d, vec_t v)
+{
+	vec_nt(d, v);
+	NTM_REC(NTM_REC_NT, d, VEC);
+}
+
+/*
+ * Four vector NT stores, ascending, one record for all: the bulk loop's
+ * whole lines cost the recorder one event instead of four.
+ */
+static inline __attribute__((always_inline)) void
+vec_stream4(unsigned char *d, vec_t v0, vec_t v1, vec_t v2, vec_t v3)
+{
+	vec_nt(d, v0);
+	vec_nt(d + VEC, v1);
+	vec_nt(d + 2 * VEC, v2);
+	vec_nt(d + 3 * VEC, v3);
+	NTM_REC(NTM_REC_NT, d, 4 * VEC);
 }
 
 static inline __attribute__((always_inline)) uint64_t load8(const void *s)
@@ -75,6 +105,16 @@ copy_bytes(unsigned char *d, const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = s[i];
+	NTM_REC(NTM_REC_STORE, d, n);
+}
+
+/* Byte fill for 1-3 bytes, for the same reason. */
+static inline __attribute__((always_inline)) void
+fill_bytes(unsigned char *d, unsigned char c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = c;
+	NTM_REC(NTM_REC_STORE, d, n);
 }
 
 static inline __attribute__((always_inline)) void *
@@ -97,7 +137,7 @@ copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 		}
 	}
 	if (n < SHORT_UNALIGNED && ((uintptr_t)d & 7)) {
-		memcpy(d, s, n);
+		ntm_store_copy(d, s, n);
 		if (flush_partial)
 			ntm_flush_lines(d, n);
 		return dst;
@@ -131,10 +171,7 @@ copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 		v0 = vec_loadu(s), v1 = vec_loadu(s + VEC);
 		v2 = vec_loadu(s + 2 * VEC), v3 = vec_loadu(s + 3 * VEC);
 
-		vec_stream(d, v0);
-		vec_stream(d + VEC, v1);
-		vec_stream(d + 2 * VEC, v2);
-		vec_stream(d + 3 * VEC, v3);
+		vec_stream4(d, v0, v1, v2, v3);
 	}
 	for (; n >= VEC; d += VEC, s += VEC, n -= VEC)
 		vec_stream(d, vec_loadu(s));
@@ -173,8 +210,7 @@ void *FN(memset_nt)(void *dst, int c, size_t n)
 	if (head) {
 		if (head > n)
 			head = n;
-		for (size_t i = 0; i < head; i++)
-			d[i] = byte;
+		fill_bytes(d, byte, head);
 		ntm_flush_lines(d, head);
 		d += head, n -= head;
 	}
@@ -186,12 +222,8 @@ void *FN(memset_nt)(void *dst, int c, size_t n)
 		movnti8(d, word);
 		d += 8, n -= 8;
 	}
-	for (; n >= 4 * VEC; d += 4 * VEC, n -= 4 * VEC) {
-		vec_stream(d, v);
-		vec_stream(d + VEC, v);
-		vec_stream(d + 2 * VEC, v);
-		vec_stream(d + 3 * VEC, v);
-	}
+	for (; n >= 4 * VEC; d += 4 * VEC, n -= 4 * VEC)
+		vec_stream4(d, v, v, v, v);
 	for (; n >= VEC; d += VEC, n -= VEC)
 		vec_stream(d, v);
 	for (; n >= 8; d += 8, n -= 8)
@@ -201,8 +233,7 @@ void *FN(memset_nt)(void *dst, int c, size_t n)
 		d += 4, n -= 4;
 	}
 	if (n) {
-		for (size_t i = 0; i < n; i++)
-			d[i] = byte;
+		fill_bytes(d, byte, n);
 		ntm_flush_lines(d, n);
 	}
 	return dst;

@@ -6,7 +6,7 @@
 #define VEC 16
 typedef __m128i vec_t;
 #define vec_loadu(p) _mm_loadu_si128((const __m128i *)(p))
-#define vec_stream(p, v) _mm_stream_si128((__m128i *)(p), (v))
+#define vec_nt(p, v) _mm_stream_si128((__m128i *)(p), (v))
 #define vec_splat(c) _mm_set1_epi8((char)(c))
 
 #include "copy_body.h"

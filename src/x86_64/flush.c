@@ -15,12 +15,35 @@ static inline uintptr_t line_down(const void *p, size_t line)
 	return (uintptr_t)p & ~(uintptr_t)(line - 1);
 }
 
+/*
+ * One primitive per instruction: the instruction and its report to the
+ * recorder (ntmem/hook.h) together, so a loop that loses its write-back
+ * loses the record too and the recorder sees the line left dirty.
+ */
+static inline __attribute__((always_inline)) void clwb_line(uintptr_t a)
+{
+	__asm__ volatile("clwb %0" : "+m"(*(volatile char *)a));
+	NTM_REC(NTM_REC_WRITEBACK, (const void *)a, 1);
+}
+
+static inline __attribute__((always_inline)) void clflushopt_line(uintptr_t a)
+{
+	__asm__ volatile("clflushopt %0" : "+m"(*(volatile char *)a));
+	NTM_REC(NTM_REC_WRITEBACK, (const void *)a, 1);
+}
+
+static inline __attribute__((always_inline)) void clflush_line(uintptr_t a)
+{
+	__asm__ volatile("clflush %0" : "+m"(*(volatile char *)a));
+	NTM_REC(NTM_REC_WRITEBACK, (const void *)a, 1);
+}
+
 static void flush_clwb(const void *p, size_t n, size_t line)
 {
 	uintptr_t end = (uintptr_t)p + n;
 
 	for (uintptr_t a = line_down(p, line); a < end; a += line)
-		__asm__ volatile("clwb %0" : "+m"(*(volatile char *)a));
+		clwb_line(a);
 }
 
 static void flush_clflushopt(const void *p, size_t n, size_t line)
@@ -28,7 +51,7 @@ static void flush_clflushopt(const void *p, size_t n, size_t line)
 	uintptr_t end = (uintptr_t)p + n;
 
 	for (uintptr_t a = line_down(p, line); a < end; a += line)
-		__asm__ volatile("clflushopt %0" : "+m"(*(volatile char *)a));
+		clflushopt_line(a);
 }
 
 static void flush_clflush(const void *p, size_t n, size_t line)
@@ -36,7 +59,7 @@ static void flush_clflush(const void *p, size_t n, size_t line)
 	uintptr_t end = (uintptr_t)p + n;
 
 	for (uintptr_t a = line_down(p, line); a < end; a += line)
-		__asm__ volatile("clflush %0" : "+m"(*(volatile char *)a));
+		clflush_line(a);
 }
 
 ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)

@@ -7,6 +7,8 @@
 #ifndef NTMEM_ARCH_GENERIC_H
 #define NTMEM_ARCH_GENERIC_H
 
+#include <ntmem/hook.h>
+
 #define NTM_ARCH_HAS_NT_STORES 0
 
 /*
@@ -16,6 +18,7 @@
 static inline __attribute__((always_inline)) void ntm_arch_drain(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	NTM_REC(NTM_REC_FENCE, NULL, 0);
 }
 
 #endif /* NTMEM_ARCH_GENERIC_H */

@@ -8,6 +8,10 @@
  * in ascending address order. The "=m" operand names exactly the bytes
  * written, so no blanket "memory" clobber stops the compiler from
  * scheduling the source loads around the stores.
+ *
+ * Each primitive also reports its instruction to the recorder (NTM_REC(),
+ * nothing unless NTM_RECORD is defined), after the instruction, so the
+ * recorder's crash hook sees the new bytes in memory.
  */
 #ifndef NTMEM_ARCH_X86_64_H
 #define NTMEM_ARCH_X86_64_H
@@ -15,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <emmintrin.h>
+
+#include <ntmem/hook.h>
 
 #define NTM_ARCH_HAS_NT_STORES 1
 
@@ -29,6 +35,7 @@ ntm_arch_stream16(void *d, const void *s)
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
 
 	__asm__ volatile("movntdq %1, %0" : "=m"(*(ntm_arch_b16 *)d) : "x"(v));
+	NTM_REC(NTM_REC_NT, d, 16);
 }
 
 #if defined(__AVX__)
@@ -48,6 +55,7 @@ ntm_arch_stream32(void *d, const void *s)
 	__m256i v = _mm256_loadu_si256((const __m256i *)s);
 
 	__asm__ volatile("vmovntdq %1, %0" : "=m"(*(ntm_arch_b32 *)d) : "x"(v));
+	NTM_REC(NTM_REC_NT, d, 32);
 }
 #endif
 
@@ -58,6 +66,7 @@ ntm_arch_stream8(void *d, const void *s)
 	uint64_t v = *(const ntm_arch_u64 *)s;
 
 	__asm__ volatile("movntiq %1, %0" : "=m"(*(ntm_arch_u64 *)d) : "r"(v));
+	NTM_REC(NTM_REC_NT, d, 8);
 }
 
 /* 4-byte MOVNTI. */
@@ -67,6 +76,7 @@ ntm_arch_stream4(void *d, const void *s)
 	uint32_t v = *(const ntm_arch_u32 *)s;
 
 	__asm__ volatile("movntil %1, %0" : "=m"(*(ntm_arch_u32 *)d) : "r"(v));
+	NTM_REC(NTM_REC_NT, d, 4);
 }
 
 /*
@@ -77,6 +87,7 @@ ntm_arch_stream4(void *d, const void *s)
 static inline __attribute__((always_inline)) void ntm_arch_drain(void)
 {
 	__asm__ volatile("sfence" ::: "memory");
+	NTM_REC(NTM_REC_FENCE, NULL, 0);
 }
 
 #endif /* NTMEM_ARCH_X86_64_H */

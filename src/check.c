@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check.c - the recorder: a shadow model of the CPU cache over the tracked
+ * ranges, fed by every store, write-back and fence of the recorder build
+ * (ntmem/hook.h), queried by the checks of ntmem/check.h and read by the
+ * crash engine through check_shadow.h.
+ *
+ * Layout, per tracked range: one state byte, one owner (thread number) and
+ * one blame address per 8-byte unit, the durable image (8 bytes per unit),
+ * and per cache line a write-back count. Everything is indexed directly by
+ * (address - base) / 8, so an event costs a range lookup and a loop over
+ * its units.
+ *
+ * One spin lock serialises every event and query. Events are short (a few
+ * dozen units) and the tests' threads are few, so a lock word beats a
+ * mutex: no system call on the uncontended path, and the holder never
+ * sleeps while holding it.
+ *
+ * A fence must find the units this thread made WB or NT. Each thread keeps
+ * a short list of the extents it touched (adjacent ones merged: a copy is
+ * one extent); when the list overflows, the fence scans every range for
+ * units this thread owns instead.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "check_shadow.h"
+
+#define UNIT NTM_CHECK_UNIT
+#define LINE NTM_CHECK_LINE
+#define UNITS_PER_LINE (LINE / UNIT)
+
+/* Ranges are few (a test's buffer, a namespace, a crash region). */
+#define MAX_RANGES 64
+/* Extents one thread remembers between fences before it falls back. */
+#define MAX_PENDING 64
+
+struct range {
+	uintptr_t base;		/* first unit, UNIT aligned */
+	uintptr_t end;		/* past the last unit, UNIT aligned */
+	uintptr_t user;		/* the pointer track() was given */
+	size_t units;
+	uintptr_t line_base;	/* first line, LINE aligned */
+	size_t lines;
+	uint8_t *state;		/* units: enum ntm_check_state */
+	uint32_t *owner;	/* units: thread number of a WB/NT unit */
+	const void **where;	/* units: code that last changed the unit */
+	uint8_t *durable;	/* units * UNIT bytes */
+	uint32_t *wb;		/* lines: write-backs since track/reset */
+};
+
+static struct range ranges[MAX_RANGES];
+static unsigned nranges;
+/* Bumped by track/untrack so stale per-thread hints are dropped. */
+static unsigned range_gen;
+
+/* Set while recording; read without the lock on every event. */
+static int recording;
+static int lock_word;
+static uint64_t steps;
+static ntm_shadow_hook_fn hook_fn;
+static void *hook_arg;
+static uint32_t next_thread = 1;
+
+struct pending {
+	uintptr_t lo, hi;
+};
+
+static __thread uint32_t self;		/* this thread's number, 0: none yet */
+static __thread int suspended;		/* inside the hook */
+static __thread unsigned held;		/* lock depth of this thread */
+static __thread struct pending pend[MAX_PENDING];
+static __thread unsigned npend;
+static __thread int pend_overflow;
+static __thread unsigned pend_gen;	/* range_gen the list was built under */
+static __thread char message[256];
+
+/*
+ * The lock is re-entrant per thread: the crash engine's hook runs with it
+ * held and may query the model (ntm_check_query(), ntm_shadow_view()).
+ */
+static void lock(void)
+{
+	if (held++)
+		return;
+	while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE)) {
+		/* The holder may be waiting for this core: let it run. */
+		while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
+			sched_yield();
+	}
+}
+
+static void unlock(void)
+{
+	if (--held)
+		return;
+	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+static uint32_t thread_number(void)
+{
+	if (!self)
+		self = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+	return self;
+}
+
+const char *ntm_check_state_name(enum ntm_check_state s)
+{
+	static const char *const names[] = {
+		[NTM_CHECK_CLEAN] = "clean", [NTM_CHECK_DIRTY] = "dirty",
+		[NTM_CHECK_WB] = "wb",	     [NTM_CHECK_NT] = "nt",
+		[NTM_CHECK_DURABLE] = "durable",
+	};
+
+	if ((unsigned)s < NTM_CHECK_NSTATES)
+		return names[s];
+	return "?";
+}
+
+/* --- ranges ---------------------------------------------------------------- */
+
+static struct range *range_of(uintptr_t a)
+{
+	for (unsigned i = 0; i < nranges; i++)
+		if (a >= ranges[i].base && a < ranges[i].end)
+			return &ranges[i];
+	return NULL;
+}
+
+static void range_free(struct range *r)
+{
+	free(r->state);
+	free(r->owner);
+	free(r->where);
+	free(r->durable);
+	free(r->wb);
+}
+
+/* Every unit CLEAN, the live contents durable, no write-back counted. */
+static void range_clear(struct range *r)
+{
+	memset(r->state, NTM_CHECK_CLEAN, r->units);
+	memset(r->owner, 0, r->units * sizeof(*r->owner));
+	memset(r->where, 0, r->units * sizeof(*r->where));
+	memcpy(r->durable, (const void *)r->base, r->units * UNIT);
+	memset(r->wb, 0, r->lines * sizeof(*r->wb));
+}
+
+int ntm_check_track(void *p, size_t n)
+{
+	struct range r = { 0 };
+	int err = 0;
+
+	if (!p || !n || (uintptr_t)p + n < (uintptr_t)p)
+		return -EINVAL;
+	r.user = (uintptr_t)p;
+	r.base = (uintptr_t)p & ~(uintptr_t)(UNIT - 1);
+	r.end = ((uintptr_t)p + n + UNIT - 1) & ~(uintptr_t)(UNIT - 1);
+	r.units = (r.end - r.base) / UNIT;
+	r.line_base = r.base & ~(uintptr_t)(LINE - 1);
+	r.lines = (r.end - r.line_base + LINE - 1) / LINE;
+	r.state = malloc(r.units);
+	r.owner = malloc(r.units * sizeof(*r.owner));
+	r.where = malloc(r.units * sizeof(*r.where));
+	r.durable = malloc(r.units * UNIT);
+	r.wb = malloc(r.lines * sizeof(*r.wb));
+	if (!r.state || !r.owner || !r.where || !r.durable || !r.wb) {
+		range_free(&r);
+		return -ENOMEM;
+	}
+
+	lock();
+	for (unsigned i = 0; i < nranges; i++)
+		if (r.base < ranges[i].end && ranges[i].base < r.end)
+			err = -EINVAL;
+	if (!err && nranges == MAX_RANGES)
+		err = -ENOMEM;
+	if (!err) {
+		range_clear(&r);
+		ranges[nranges++] = r;
+		range_gen++;
+	}
+	unlock();
+	if (err)
+		range_free(&r);
+	return err;
+}
+
+void ntm_check_untrack(void *p)
+{
+	struct range gone = { 0 };
+
+	lock();
+	for (unsigned i = 0; i < nranges; i++) {
+		if (ranges[i].user == (uintptr_t)p) {
+			gone = ranges[i];
+			ranges[i] = ranges[--nranges];
+			range_gen++;
+			break;
+		}
+	}
+	unlock();
+	range_free(&gone);
+}
+
+void ntm_check_start(void)
+{
+	lock();
+	steps = 0;
+	unlock();
+	__atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
+}
+
+void ntm_check_stop(void)
+{
+	__atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+}
+
+void ntm_check_reset(void)
+{
+	lock();
+	for (unsigned i = 0; i < nranges; i++)
+		range_clear(&ranges[i]);
+	unlock();
+}
+
+/* --- events ---------------------------------------------------------------- */
+
+/* Remember [lo, hi) for this thread's next fence; merges a running copy. */
+static void pending_add(uintptr_t lo, uintptr_t hi)
+{
+	if (pend_gen != range_gen) {
+		/* Ranges changed: a scan is always right, and lists rebuild. */
+		pend_gen = range_gen;
+		npend = 0;
+		pend_overflow = 1;
+	}
+	if (pend_overflow)
+		return;
+	if (npend) {
+		struct pending *last = &pend[npend - 1];
+
+		if (lo <= last->hi && hi >= last->lo) {
+			if (lo < last->lo)
+				last->lo = lo;
+			if (hi > last->hi)
+				last->hi = hi;
+			return;
+		}
+	}
+	if (npend == MAX_PENDING) {
+		pend_overflow = 1;
+		return;
+	}
+	pend[npend++] = (struct pending){ lo, hi };
+}
+
+/* Units [u, e) of @r, hit by an event of @kind covering bytes [lo, hi). */
+static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
+		  uintptr_t hi, const void *where, uint32_t me)
+{
+	size_t u = (lo - r->base) / UNIT;
+	size_t e = (hi - r->base + UNIT - 1) / UNIT;
+
+	switch (kind) {
+	case NTM_REC_STORE:
+		memset(r->state + u, NTM_CHECK_DIRTY, e - u);
+		for (size_t i = u; i < e; i++)
+			r->where[i] = where;
+		break;
+	case NTM_REC_NT:
+		for (size_t i = u; i < e; i++) {
+			uintptr_t a = r->base + i * UNIT;
+
+			/*
+			 * An NT store of part of a unit leaves the rest of it
+			 * as it was: a dirty unit stays dirty, its other
+			 * bytes still sit in the cache.
+			 */
+			if (r->state[i] == NTM_CHECK_DIRTY &&
+			    (a < lo || a + UNIT > hi))
+				continue;
+			r->state[i] = NTM_CHECK_NT;
+			r->owner[i] = me;
+			r->where[i] = where;
+		}
+		pending_add(lo, hi);
+		break;
+	case NTM_REC_WRITEBACK:
+		for (size_t i = u; i < e; i++) {
+			if (r->state[i] != NTM_CHECK_DIRTY)
+				continue;
+			r->state[i] = NTM_CHECK_WB;
+			r->owner[i] = me;
+		}
+		r->wb[((lo & ~(uintptr_t)(LINE - 1)) - r->line_base) / LINE]++;
+		pending_add(lo, hi);
+		break;
+	case NTM_REC_FENCE:
+		break;
+	}
+}
+
+/* This thread's WB and NT units of [u, e) in @r become durable. */
+static void settle(struct range *r, size_t u, size_t e, uint32_t me)
+{
+	for (size_t i = u; i < e; i++) {
+		uint8_t s = r->state[i];
+
+		if ((s == NTM_CHECK_WB || s == NTM_CHECK_NT) && r->owner[i] == me) {
+			r->state[i] = NTM_CHECK_DURABLE;
+			memcpy(r->durable + i * UNIT,
+			       (const void *)(r->base + i * UNIT), UNIT);
+		}
+	}
+}
+
+static void fence(uint32_t me)
+{
+	if (pend_overflow || pend_gen != range_gen) {
+		for (unsigned i = 0; i < nranges; i++)
+			settle(&ranges[i], 0, ranges[i].units, me);
+	} else {
+		for (unsigned k = 0; k < npend; k++) {
+			for (unsigned i = 0; i < nranges; i++) {
+				struct range *r = &ranges[i];
+				uintptr_t lo = pend[k].lo, hi = pend[k].hi;
+
+				if (lo < r->base)
+					lo = r->base;
+				if (hi > r->end)
+					hi = r->end;
+				if (lo < hi)
+					settle(r, (lo - r->base) / UNIT,
+					       (hi - r->base + UNIT - 1) / UNIT,
+					       me);
+			}
+		}
+	}
+	npend = 0;
+	pend_overflow = 0;
+	pend_gen = range_gen;
+}
+
+static void run_hook(enum ntm_rec_kind kind, const void *where)
+{
+	if (!hook_fn)
+		return;
+	suspended = 1;
+	hook_fn(kind, where, steps, hook_arg);
+	suspended = 0;
+}
+
+void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
+		   const void *where)
+{
+	uintptr_t lo = (uintptr_t)p, hi;
+	uint32_t me;
+	int hit = 0;
+
+	if (!__atomic_load_n(&recording, __ATOMIC_ACQUIRE) || suspended)
+		return;
+	me = thread_number();
+	if (kind == NTM_REC_WRITEBACK) {
+		/* A write-back acts on the whole line holding p. */
+		lo &= ~(uintptr_t)(LINE - 1);
+		hi = lo + LINE;
+	} else {
+		hi = lo + n;
+		if (kind != NTM_REC_FENCE && hi <= lo)
+			return;
+	}
+
+	lock();
+	if (kind == NTM_REC_FENCE) {
+		steps++;
+		/* The crash happens just before the fence takes effect. */
+		run_hook(kind, where);
+		fence(me);
+		unlock();
+		return;
+	}
+	for (unsigned i = 0; i < nranges; i++) {
+		struct range *r = &ranges[i];
+		uintptr_t a = lo > r->base ? lo : r->base;
+		uintptr_t b = hi < r->end ? hi : r->end;
+
+		if (a >= b)
+			continue;
+		apply(r, kind, a, b, where, me);
+		hit = 1;
+	}
+	if (hit) {
+		steps++;
+		run_hook(kind, where);
+	}
+	unlock();
+}
+
+void ntm_check_store(const void *p, size_t n)
+{
+	ntm_rec_event(NTM_REC_STORE, p, n, __builtin_return_address(0));
+}
+
+/* --- queries --------------------------------------------------------------- */
+
+/* How bad a state is for the messages: dirty worst, then pending. */
+static int badness(uint8_t s)
+{
+	switch (s) {
+	case NTM_CHECK_DIRTY:
+		return 3;
+	case NTM_CHECK_WB:
+		return 2;
+	case NTM_CHECK_NT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The range holding all of [p, p+n), or NULL; lock held. */
+static struct range *range_covering(const void *p, size_t n)
+{
+	struct range *r = range_of((uintptr_t)p);
+
+	if (!r || !n || (uintptr_t)p + n > r->end || (uintptr_t)p + n < (uintptr_t)p)
+		return NULL;
+	return r;
+}
+
+static void count(struct range *r, const void *p, size_t n,
+		  struct ntm_check_counts *c, size_t *bad_unit)
+{
+	size_t u = ((uintptr_t)p - r->base) / UNIT;
+	size_t e = ((uintptr_t)p + n - r->base + UNIT - 1) / UNIT;
+	size_t l = (((uintptr_t)p & ~(uintptr_t)(LINE - 1)) - r->line_base) / LINE;
+	size_t le = ((uintptr_t)p + n - 1 - r->line_base) / LINE + 1;
+	int worst = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = u; i < e; i++) {
+		uint8_t s = r->state[i];
+		int b = badness(s);
+
+		c->units[s]++;
+		if (b > worst) {
+			worst = b;
+			*bad_unit = i;
+		}
+	}
+	for (size_t i = l; i < le; i++) {
+		c->lines++;
+		c->lines_written_back += r->wb[i] != 0;
+		c->writebacks += r->wb[i];
+	}
+	if (worst) {
+		c->first_bad = r->base + *bad_unit * UNIT;
+		c->first_bad_state = r->state[*bad_unit];
+	}
+}
+
+int ntm_check_query(const void *p, size_t n, struct ntm_check_counts *out)
+{
+	struct range *r;
+	size_t bad;
+
+	lock();
+	r = range_covering(p, n);
+	if (r)
+		count(r, p, n, out, &bad);
+	unlock();
+	return r ? 0 : -EINVAL;
+}
+
+/*
+ * True when no unit of the range is in a state @refuse marks; otherwise
+ * the message names the first unit in the worst refused state.
+ */
+static bool check_states(const void *p, size_t n, const bool refuse[])
+{
+	struct range *r;
+	bool ok = true;
+
+	lock();
+	r = range_covering(p, n);
+	if (!r) {
+		snprintf(message, sizeof(message),
+			 "[%p, +%zu) is not inside one tracked range", p, n);
+		ok = false;
+		goto out;
+	}
+	size_t u = ((uintptr_t)p - r->base) / UNIT;
+	size_t e = ((uintptr_t)p + n - r->base + UNIT - 1) / UNIT;
+	size_t bad = 0;
+	int worst = 0;
+
+	for (size_t i = u; i < e; i++) {
+		uint8_t s = r->state[i];
+
+		if (refuse[s] && badness(s) > worst) {
+			worst = badness(s);
+			bad = i;
+		}
+	}
+	if (worst) {
+		uintptr_t a = r->base + bad * UNIT;
+		snprintf(message, sizeof(message),
+			 "unit %#lx (offset %ld of [%p, +%zu)) is %s, last changed at %p",
+			 (unsigned long)a, (long)(a - (uintptr_t)p), p, n,
+			 ntm_check_state_name(r->state[bad]), r->where[bad]);
+		ok = false;
+	}
+out:
+	unlock();
+	return ok;
+}
+
+bool ntm_check_durable(const void *p, size_t n)
+{
+	static const bool refuse[NTM_CHECK_NSTATES] = {
+		[NTM_CHECK_DIRTY] = true, [NTM_CHECK_WB] = true,
+		[NTM_CHECK_NT] = true,
+	};
+
+	return check_states(p, n, refuse);
+}
+
+bool ntm_check_not_dirty(const void *p, size_t n)
+{
+	static const bool refuse[NTM_CHECK_NSTATES] = {
+		[NTM_CHECK_DIRTY] = true,
+	};
+
+	return check_states(p, n, refuse);
+}
+
+const char *ntm_check_message(void)
+{
+	return message;
+}
+
+/* --- the crash engine's view ------------------------------------------------- */
+
+int ntm_shadow_view(const void *p, struct ntm_shadow_view *v)
+{
+	struct range *r = range_of((uintptr_t)p);
+
+	if (!r)
+		return -EINVAL;
+	v->base = (uint8_t *)r->base;
+	v->units = r->units;
+	v->durable = r->durable;
+	v->state = r->state;
+	return 0;
+}
+
+void ntm_shadow_set_hook(ntm_shadow_hook_fn fn, void *arg)
+{
+	lock();
+	hook_fn = fn;
+	hook_arg = arg;
+	unlock();
+}
