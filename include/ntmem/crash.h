@@ -16,7 +16,12 @@
  * Each state is materialised in a scratch copy of the region (never the
  * region itself) and handed to check(), which runs recovery on it and
  * tests the invariant. Recording is suspended while check() runs, so it
- * may use any ntmem function on the image.
+ * may use any ntmem function on the image, and query the recorder
+ * (ntm_check_query() & co.), but not track, untrack, reset, start or stop.
+ *
+ * Crash points are exact for a workload that stores from one thread (the
+ * one that called ntm_crash_run(), or one other at a time): the new value
+ * of a unit is read from the region when the point is reached.
  */
 #ifndef NTMEM_CRASH_H
 #define NTMEM_CRASH_H
@@ -33,7 +38,11 @@ extern "C" {
 /* Crash points (ntm_crash_config.points). */
 #define NTM_CRASH_AT_FENCE (1u << 0)	/* before each fence takes effect */
 #define NTM_CRASH_AT_WRITEBACK (1u << 1)	/* after each write-back */
-#define NTM_CRASH_AT_STORE (1u << 2)	/* after every store_every-th store */
+#define NTM_CRASH_AT_STORE (1u << 2)	/* after every store_every-th store
+					 * (ordinary or non-temporal) */
+
+/* ntm_crash_result.first_kind of the point after the workload returned. */
+#define NTM_CRASH_END 0
 
 struct ntm_crash_config {
 	void *region;			/* tracked by ntm_crash_run() itself */
@@ -61,10 +70,15 @@ struct ntm_crash_result {
 	uint64_t max_pending;		/* most units not yet durable at a point */
 	/* The first failure: */
 	uint64_t first_point;		/* crash point number, from 1 */
-	enum ntm_rec_kind first_kind;	/* the event at that point */
-	char first_where[160];		/* where in the code, "function+0x.." */
-	size_t first_units;		/* units of the image that were new */
-	uintptr_t first_unit_offsets[8];/* the first of them, offsets */
+	enum ntm_rec_kind first_kind;	/* the event at that point, or
+					 * NTM_CRASH_END */
+	uint64_t first_step;		/* its event number, from 1 (0: END) */
+	char first_where[160];		/* where in the code, "function+0x.."
+					 * or "object+0x.." without a symbol */
+	size_t first_pending;		/* units not yet durable there */
+	size_t first_units;		/* of those, units that were new */
+	uintptr_t first_unit_offsets[8];/* the first of them: byte offsets
+					 * from region, ascending */
 };
 
 /**
@@ -72,14 +86,23 @@ struct ntm_crash_result {
  * recorder and check every crash image at every crash point; then one
  * last point after the workload returns.
  *
+ * The region must not be tracked already; it is untracked, and recording
+ * stopped, when the call returns. With cfg->stop_at_first the run stops
+ * checking at the first failure and lets the workload finish.
+ *
  * Return: 0 when every image passed, 1 when some failed (see @res), or
- * -EINVAL / -ENOMEM.
+ * -EINVAL (a NULL pointer or size, unknown points, exhaustive_max above
+ * 63, a region already tracked), -ENOMEM, -EBUSY (another run is going
+ * on: the recorder has one hook).
  */
 int ntm_crash_run(const struct ntm_crash_config *cfg,
 		  void (*workload)(void *arg), void *warg,
 		  struct ntm_crash_result *res);
 
-/** ntm_crash_report() - print @res as a few lines, for tests and tools */
+/**
+ * ntm_crash_report() - print @res as a few lines, for tests and tools
+ * @file: a FILE *, or NULL for stderr
+ */
 void ntm_crash_report(const struct ntm_crash_result *res, void *file);
 
 #ifdef __cplusplus

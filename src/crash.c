@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+/*
+ * crash.c - crash images: at each crash point of a recorded workload,
+ * every media state the crash model allows (ntmem/crash.h), each handed
+ * to the caller's check.
+ *
+ * Cost model. A state is one scratch image of the region. Between two
+ * states only pending units (DIRTY, WB or NT) differ, so the engine keeps
+ * a "master" image that it updates in place, one 8-byte unit at a time:
+ * in Gray-code order for the exhaustive case (exactly one unit flips per
+ * state), by toggling the units whose random bit changed for samples.
+ * check() may write its image (recovery does), so it gets a fresh copy
+ * of the master each time: one memcpy of the region per state, no
+ * allocation. Buffers are allocated once per run.
+ *
+ * Locking. Points are reached from the recorder's hook, which runs with
+ * the recorder locked and recording of the calling thread suspended
+ * (check_shadow.h): the shadow view is stable, and whatever check() does
+ * with ntmem functions is not recorded. The last point, after the
+ * workload, runs with recording stopped.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_shadow.h"
+#include "ntmem/crash.h"
+
+#define UNIT NTM_CHECK_UNIT
+
+#define DEFAULT_EXHAUSTIVE_MAX 12
+#define DEFAULT_SAMPLES 256
+/* Any fixed value: a run with seed 0 is reproducible. */
+#define DEFAULT_SEED 0x6e746d2d63726173ull
+
+/* One run; only the hook and ntm_crash_run() touch it. */
+struct run {
+	const struct ntm_crash_config *cfg;
+	struct ntm_crash_result *res;
+	unsigned exhaustive_max;
+	unsigned samples;
+	unsigned store_every;
+	uint64_t seed;
+	uint64_t stores;	/* store events seen, for AT_STORE */
+
+	uint8_t *base;		/* first tracked byte: region rounded down */
+	size_t units;		/* units from base that overlap the region */
+	size_t skew;		/* region - base, 0..7 */
+	uint8_t *master;	/* the state being enumerated, units * 8 */
+	uint8_t *image;		/* what check() gets: a copy of master */
+	size_t *pend;		/* indexes of the units pending at this point */
+	uint8_t *isnew;		/* per pending unit: 1 when master holds new */
+	const uint8_t *durable;	/* the view's, valid during one point */
+
+	bool done;		/* stop_at_first met: no further points */
+	int err;		/* the view failed inside the hook */
+};
+
+/* Only one run at a time: the recorder has one hook. */
+static atomic_flag running = ATOMIC_FLAG_INIT;
+
+/* splitmix64: tiny, statistically fine for picking subsets. */
+static uint64_t next_random(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Flip pending unit @j between its durable and its live value. */
+static inline void toggle(struct run *r, size_t j)
+{
+	size_t off = r->pend[j] * UNIT;
+
+	r->isnew[j] ^= 1;
+	memcpy(r->master + off, (r->isnew[j] ? r->base : r->durable) + off,
+	       UNIT);
+}
+
+static void name_where(char *buf, size_t len, const void *where)
+{
+	Dl_info info;
+
+	if (!where) {
+		snprintf(buf, len, "(end of workload)");
+		return;
+	}
+	if (dladdr(where, &info) && info.dli_sname && info.dli_saddr) {
+		snprintf(buf, len, "%s+0x%tx", info.dli_sname,
+			 (const char *)where - (const char *)info.dli_saddr);
+	} else if (info.dli_fname && info.dli_fbase) {
+		/* No symbol (static function, executable without
+		 * -rdynamic): the object and the offset in it still let
+		 * addr2line find the line. */
+		const char *slash = strrchr(info.dli_fname, '/');
+
+		snprintf(buf, len, "%s+0x%tx",
+			 slash ? slash + 1 : info.dli_fname,
+			 (const char *)where - (const char *)info.dli_fbase);
+	} else {
+		snprintf(buf, len, "%p", where);
+	}
+}
+
+static void note_failure(struct run *r, size_t k, enum ntm_rec_kind kind,
+			 const void *where, uint64_t step)
+{
+	struct ntm_crash_result *res = r->res;
+	size_t n = 0;
+
+	res->first_point = res->points;
+	res->first_kind = kind;
+	res->first_step = step;
+	res->first_pending = k;
+	name_where(res->first_where, sizeof(res->first_where), where);
+	for (size_t j = 0; j < k; j++) {
+		uintptr_t off;
+
+		if (!r->isnew[j])
+			continue;
+		/* From the region's first byte: the first unit may start
+		 * before it when the region is not 8-byte aligned. */
+		off = r->pend[j] * UNIT;
+		off = off > r->skew ? off - r->skew : 0;
+		if (n < sizeof(res->first_unit_offsets) /
+			    sizeof(res->first_unit_offsets[0]))
+			res->first_unit_offsets[n] = off;
+		n++;
+	}
+	res->first_units = n;
+}
+
+/* Check the master image as it is now. Return true to stop enumerating. */
+static bool try_state(struct run *r, size_t k, enum ntm_rec_kind kind,
+		      const void *where, uint64_t step)
+{
+	const struct ntm_crash_config *cfg = r->cfg;
+	int bad;
+
+	memcpy(r->image, r->master, r->units * UNIT);
+	bad = cfg->check(r->image + r->skew, cfg->size, cfg->arg);
+	r->res->states++;
+	if (!bad)
+		return false;
+	if (!r->res->failures++)
+		note_failure(r, k, kind, where, step);
+	if (cfg->stop_at_first)
+		r->done = true;
+	return r->done;
+}
+
+/* All 2^k states, each one unit flip away from the one before. */
+static void enumerate_all(struct run *r, size_t k, enum ntm_rec_kind kind,
+			  const void *where, uint64_t step)
+{
+	uint64_t n = (uint64_t)1 << k;
+
+	if (try_state(r, k, kind, where, step))
+		return;
+	for (uint64_t i = 1; i < n; i++) {
+		/* Gray code: state i differs from state i-1 in bit ctz(i). */
+		toggle(r, (size_t)__builtin_ctzll(i));
+		if (try_state(r, k, kind, where, step))
+			return;
+	}
+}
+
+/*
+ * All-old, all-new, then r->samples random subsets. The generator is
+ * seeded per point, so the states of one point do not depend on how many
+ * points came before it with other configurations of `points`.
+ */
+static void enumerate_sampled(struct run *r, size_t k, enum ntm_rec_kind kind,
+			      const void *where, uint64_t step)
+{
+	uint64_t s = r->seed ^ (r->res->points * 0xd1342543de82ef95ull);
+
+	if (try_state(r, k, kind, where, step))
+		return;
+	for (size_t j = 0; j < k; j++)
+		toggle(r, j);
+	if (try_state(r, k, kind, where, step))
+		return;
+	for (unsigned i = 0; i < r->samples; i++) {
+		uint64_t bits = 0;
+
+		for (size_t j = 0; j < k; j++) {
+			if (j % 64 == 0)
+				bits = next_random(&s);
+			if ((bits & 1) != r->isnew[j])
+				toggle(r, j);
+			bits >>= 1;
+		}
+		if (try_state(r, k, kind, where, step))
+			return;
+	}
+}
+
+/* The pending units of a state array: states 1, 2, 3 (DIRTY, WB, NT). */
+static size_t collect_pending(struct run *r, const uint8_t *state)
+{
+	/* 0 (CLEAN) and 4 (DURABLE) have both low bits clear; the pending
+	 * states have one set. Skip 8 units a word at a time: a large
+	 * region usually has few pending units. */
+	const uint64_t low2 = 0x0303030303030303ull;
+	size_t k = 0, i = 0;
+
+	for (; i + 8 <= r->units; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, state + i, sizeof(w));
+		if (!(w & low2))
+			continue;
+		for (size_t j = i; j < i + 8; j++)
+			if (state[j] & 3)
+				r->pend[k++] = j;
+	}
+	for (; i < r->units; i++)
+		if (state[i] & 3)
+			r->pend[k++] = i;
+	return k;
+}
+
+static void crash_point(struct run *r, enum ntm_rec_kind kind,
+			const void *where, uint64_t step)
+{
+	struct ntm_shadow_view v;
+	size_t k;
+
+	if (ntm_shadow_view(r->cfg->region, &v) || v.base != r->base ||
+	    v.units != r->units) {
+		/* Someone untracked or replaced the region under the run. */
+		r->err = -EINVAL;
+		r->done = true;
+		return;
+	}
+	r->res->points++;
+	r->durable = v.durable;
+	k = collect_pending(r, v.state);
+	if (k > r->res->max_pending)
+		r->res->max_pending = k;
+
+	memcpy(r->master, v.durable, r->units * UNIT);
+	memset(r->isnew, 0, k);
+	if (k <= r->exhaustive_max)
+		enumerate_all(r, k, kind, where, step);
+	else
+		enumerate_sampled(r, k, kind, where, step);
+}
+
+static void crash_hook(enum ntm_rec_kind kind, const void *where,
+		       uint64_t step, void *arg)
+{
+	struct run *r = arg;
+	unsigned points = r->cfg->points ? r->cfg->points : NTM_CRASH_AT_FENCE;
+
+	if (r->done)
+		return;
+	switch (kind) {
+	case NTM_REC_FENCE:
+		if (!(points & NTM_CRASH_AT_FENCE))
+			return;
+		break;
+	case NTM_REC_WRITEBACK:
+		if (!(points & NTM_CRASH_AT_WRITEBACK))
+			return;
+		break;
+	case NTM_REC_STORE:
+	case NTM_REC_NT:
+		if (!(points & NTM_CRASH_AT_STORE) ||
+		    ++r->stores % r->store_every)
+			return;
+		break;
+	default:
+		return;
+	}
+	crash_point(r, kind, where, step);
+}
+
+static int check_config(const struct ntm_crash_config *cfg,
+			void (*workload)(void *), struct ntm_crash_result *res)
+{
+	const unsigned all = NTM_CRASH_AT_FENCE | NTM_CRASH_AT_WRITEBACK |
+			     NTM_CRASH_AT_STORE;
+
+	if (!cfg || !workload || !res || !cfg->region || !cfg->size ||
+	    !cfg->check || (cfg->points & ~all))
+		return -EINVAL;
+	/* 2^k must fit the 64-bit state counter. */
+	if (cfg->exhaustive_max > 63)
+		return -EINVAL;
+	return 0;
+}
+
+int ntm_crash_run(const struct ntm_crash_config *cfg,
+		  void (*workload)(void *arg), void *warg,
+		  struct ntm_crash_result *res)
+{
+	struct run r;
+	uintptr_t start, end;
+	size_t span, lead, stride;
+	uint8_t *bufs = NULL;
+	int ret;
+
+	ret = check_config(cfg, workload, res);
+	if (ret)
+		return ret;
+	memset(res, 0, sizeof(*res));
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.res = res;
+	r.exhaustive_max = cfg->exhaustive_max ? cfg->exhaustive_max :
+						 DEFAULT_EXHAUSTIVE_MAX;
+	r.samples = cfg->samples ? cfg->samples : DEFAULT_SAMPLES;
+	r.store_every = cfg->store_every ? cfg->store_every : 1;
+	r.seed = cfg->seed ? cfg->seed : DEFAULT_SEED;
+
+	start = (uintptr_t)cfg->region;
+	if (cfg->size > UINTPTR_MAX - start - UNIT)
+		return -EINVAL;
+	end = start + cfg->size;
+	r.base = (uint8_t *)(start & ~(uintptr_t)(UNIT - 1));
+	r.units = ((end + UNIT - 1) / UNIT) - start / UNIT;
+	r.skew = start - (uintptr_t)r.base;
+	span = r.units * UNIT;
+
+	if (atomic_flag_test_and_set(&running))
+		return -EBUSY;
+
+	/*
+	 * The image keeps the region's offset in its page, so a check that
+	 * relies on alignment (16-byte atomics, 64-byte lines) sees the
+	 * same alignment as the workload did.
+	 */
+	lead = (uintptr_t)r.base % 4096;
+	stride = (lead + span + 4095) & ~(size_t)4095;
+	if (posix_memalign((void **)&bufs, 4096, 2 * stride)) {
+		ret = -ENOMEM;
+		goto out_running;
+	}
+	r.master = bufs + lead;
+	r.image = bufs + stride + lead;
+	r.pend = malloc(r.units * sizeof(*r.pend));
+	r.isnew = malloc(r.units);
+	if (!r.pend || !r.isnew) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	ret = ntm_check_track(cfg->region, cfg->size);
+	if (ret)
+		goto out_free;
+	ntm_check_reset();
+	ntm_shadow_set_hook(crash_hook, &r);
+	ntm_check_start();
+
+	workload(warg);
+
+	/* The state after the workload: recording stopped, so whatever
+	 * check() calls is ignored here too. */
+	ntm_check_stop();
+	if (!r.done)
+		crash_point(&r, (enum ntm_rec_kind)NTM_CRASH_END, NULL, 0);
+	ntm_shadow_set_hook(NULL, NULL);
+	ntm_check_untrack(cfg->region);
+
+	if (r.err)
+		ret = r.err;
+	else
+		ret = res->failures ? 1 : 0;
+out_free:
+	free(r.isnew);
+	free(r.pend);
+	free(bufs);
+out_running:
+	atomic_flag_clear(&running);
+	return ret;
+}
+
+static const char *kind_name(enum ntm_rec_kind kind)
+{
+	switch ((int)kind) {
+	case NTM_REC_STORE:
+		return "store";
+	case NTM_REC_NT:
+		return "nt store";
+	case NTM_REC_WRITEBACK:
+		return "write-back";
+	case NTM_REC_FENCE:
+		return "fence";
+	case NTM_CRASH_END:
+		return "end";
+	}
+	return "?";
+}
+
+void ntm_crash_report(const struct ntm_crash_result *res, void *file)
+{
+	FILE *f = file ? file : stderr;
+	size_t shown;
+
+	if (!res)
+		return;
+	fprintf(f, "crash images: %llu points, %llu states, %llu failed; "
+		   "at most %llu units pending at a point\n",
+		(unsigned long long)res->points,
+		(unsigned long long)res->states,
+		(unsigned long long)res->failures,
+		(unsigned long long)res->max_pending);
+	if (!res->failures)
+		return;
+	fprintf(f, "first failure: point %llu, %s at %s (event %llu): "
+		   "%zu of %zu pending units new",
+		(unsigned long long)res->first_point,
+		kind_name(res->first_kind), res->first_where,
+		(unsigned long long)res->first_step, res->first_units,
+		res->first_pending);
+	shown = res->first_units;
+	if (shown > sizeof(res->first_unit_offsets) /
+			    sizeof(res->first_unit_offsets[0]))
+		shown = sizeof(res->first_unit_offsets) /
+			sizeof(res->first_unit_offsets[0]);
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%s%ju", i ? ", " : ", at offsets ",
+			(uintmax_t)res->first_unit_offsets[i]);
+	fprintf(f, "%s\n", shown < res->first_units ? ", ..." : "");
+}
