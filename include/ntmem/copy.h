@@ -6,15 +6,24 @@
  * memcpy_flushcache():
  *
  *   ntm_memcpy_nt()     a hint: use non-temporal (cache-bypassing) stores
- *                       where the destination alignment allows them. Bytes
- *                       that cannot be stored non-temporally (an unaligned
- *                       head or tail of 1-3 bytes) are copied with ordinary
- *                       stores and may stay dirty in the cache.
+ *                       where the destination alignment allows them. What
+ *                       is copied with ordinary stores may stay dirty in
+ *                       the cache, and that is exactly:
+ *                       - the whole copy, when @dst is not 8-byte aligned
+ *                         and @n < 256 (NT stores do not pay on lines
+ *                         shared with neighbouring bytes), or when the
+ *                         active variant is "generic" (no NT stores);
+ *                       - otherwise at most 1-3 head bytes (up to 4-byte
+ *                         alignment of @dst) and 1-3 tail bytes.
  *   ntm_memcpy_flush()  a guarantee: when it returns, no cache line of
  *                       [dst, dst + n) is dirty in this CPU's cache. The
- *                       aligned body is stored non-temporally; an unaligned
- *                       head or tail is copied with ordinary stores and its
- *                       line is written back (CLWB > CLFLUSHOPT > CLFLUSH).
+ *                       aligned body is stored non-temporally; what is
+ *                       copied with ordinary stores (the cases above) has
+ *                       its lines written back (CLWB > CLFLUSHOPT >
+ *                       CLFLUSH).
+ *
+ *   Both contracts are checked by machine (tests/test_record_copy.c, the
+ *   recorder of ntmem/check.h) for every variant, size and alignment.
  *
  * Ordering - who must fence, and when:
  *   Non-temporal stores and cache-line write-backs are weakly ordered: a
@@ -54,6 +63,12 @@ extern "C" {
  * read soon (a descriptor array, a log), so the copy neither pollutes the
  * cache nor reads the destination lines in first. Call ntm_drain() before
  * publishing the data. A constant @n of an inlined size costs no call.
+ *
+ * Lines it may leave dirty (stored with ordinary stores): all of the
+ * range when @dst is not 8-byte aligned and @n < 256, or with the generic
+ * variant; otherwise only the lines of the 1-3 bytes before the first
+ * 4-byte aligned address and of the 1-3 bytes after the last one. Use
+ * ntm_memcpy_flush() when no line may stay dirty.
  *
  * Return: @dst.
  */
