@@ -22,24 +22,30 @@
 
 #include "applog.h"
 
-/* CRC-32C (Castagnoli), four bits at a time from a 16-entry table. */
-static const uint32_t crc_nibble[16] = {
-	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
-	0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
-	0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
-	0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
-};
+/*
+ * CRC-32C (Castagnoli), a byte per step. The table is filled before main()
+ * runs, so no thread ever sees it half-built.
+ */
+static uint32_t crc_table[256];
+
+__attribute__((constructor)) static void crc_table_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c >> 1 ^ (c & 1 ? 0x82f63b78 : 0);
+		crc_table[i] = c;
+	}
+}
 
 static uint32_t crc32c(uint32_t crc, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 
 	crc = ~crc;
-	while (n--) {
-		crc ^= *b++;
-		crc = (crc >> 4) ^ crc_nibble[crc & 15];
-		crc = (crc >> 4) ^ crc_nibble[crc & 15];
-	}
+	while (n--)
+		crc = crc >> 8 ^ crc_table[(crc ^ *b++) & 0xff];
 	return ~crc;
 }
 
