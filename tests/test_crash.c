@@ -81,6 +81,16 @@ static struct ntm_crash_config config(size_t size,
 	return cfg;
 }
 
+/* Run, then check the return value and the points and states counted. */
+static void run(const struct ntm_crash_config *cfg, void (*workload)(void *),
+		void *warg, struct ntm_crash_result *res, int ret,
+		uint64_t points, uint64_t states)
+{
+	assert_int_equal(ntm_crash_run(cfg, workload, warg, res), ret);
+	assert_int_equal(res->points, points);
+	assert_int_equal(res->states, states);
+}
+
 /* --- three NT units, one fence -------------------------------------------- */
 
 /* Which of units 0..2 are new in an image (value unit + 1), as bits. */
@@ -156,11 +166,8 @@ static void nt3_every_mix_once(void **state)
 	struct ntm_crash_result res;
 
 	(void)state;
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_nt3_workload, NULL,
-				       &res), 0);
 	/* The fence, then the end of the workload. */
-	assert_int_equal(res.points, 2);
-	assert_int_equal(res.states, 8 + 1);
+	run(&cfg, crash_test_nt3_workload, NULL, &res, 0, 2, 8 + 1);
 	assert_int_equal(res.failures, 0);
 	assert_int_equal(res.max_pending, 3);
 	/* Each mix once at the fence; all-new once more at the end. */
@@ -222,7 +229,7 @@ static void one_mix_family(void **state)
 	assert_int_equal(res.states, 9);
 }
 
-/* --- ntm_memcpy_flush() + ntm_drain(); ntm_flush() of plain stores ----------- */
+/* --- ntm_memcpy_flush() + ntm_drain(); ntm_flush() of plain stores -------- */
 
 static uint64_t payload[16];
 
@@ -267,10 +274,7 @@ static void flush_drain(void **state)
 
 	/* 8 units, NT-stored or written back: pending at the fence. */
 	n = 64;
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_flush_drain, &n,
-				       &res), 0);
-	assert_int_equal(res.points, 2);
-	assert_int_equal(res.states, 256 + 1);
+	run(&cfg, crash_test_flush_drain, &n, &res, 0, 2, 256 + 1);
 	assert_int_equal(res.max_pending, 8);
 	assert_int_equal(images, 257);
 
@@ -295,35 +299,30 @@ __attribute__((noinline)) void crash_test_plain_flush(void *arg)
 	ntm_drain();
 }
 
+/* Counts its images in a uint64_t. */
 static int check_any(void *image, size_t size, void *arg)
 {
 	(void)image;
 	(void)size;
-	(*(unsigned *)arg)++;
+	(*(uint64_t *)arg)++;
 	return 0;
 }
 
 static void flush_writeback_points(void **state)
 {
-	unsigned images = 0;
+	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(128, check_any, &images);
 	struct ntm_crash_result res;
 
 	(void)state;
 	/* Only the fence: three units written back, not yet fenced. */
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_plain_flush, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 2);
-	assert_int_equal(res.states, 8 + 1);
+	run(&cfg, crash_test_plain_flush, NULL, &res, 0, 2, 8 + 1);
 
 	/* After each of the two write-backs too: 3 units pending each time
 	 * (WB or still DIRTY), 3 at the fence, none at the end. */
 	cfg = config(128, check_any, &images);
 	cfg.points = NTM_CRASH_AT_WRITEBACK | NTM_CRASH_AT_FENCE;
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_plain_flush, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 4);
-	assert_int_equal(res.states, 8 + 8 + 8 + 1);
+	run(&cfg, crash_test_plain_flush, NULL, &res, 0, 4, 8 + 8 + 8 + 1);
 	assert_int_equal(res.max_pending, 3);
 }
 
@@ -338,7 +337,7 @@ __attribute__((noinline)) void crash_test_six_stores(void *arg)
 
 static void store_every(void **state)
 {
-	unsigned images = 0;
+	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(64, check_any, &images);
 	struct ntm_crash_result res;
 
@@ -347,29 +346,21 @@ static void store_every(void **state)
 	 * with the 6 still dirty: nothing was ever written back. */
 	cfg.points = NTM_CRASH_AT_STORE;
 	cfg.store_every = 2;
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_six_stores, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 4);
-	assert_int_equal(res.states, 4 + 16 + 64 + 64);
+	run(&cfg, crash_test_six_stores, NULL, &res, 0, 4, 4 + 16 + 64 + 64);
 	assert_int_equal(res.max_pending, 6);
 
 	/* store_every 0 means every store. */
 	cfg = config(64, check_any, &images);
 	cfg.points = NTM_CRASH_AT_STORE;
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_six_stores, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 7);
-	assert_int_equal(res.states, 2 + 4 + 8 + 16 + 32 + 64 + 64);
+	run(&cfg, crash_test_six_stores, NULL, &res, 0, 7,
+	    2 + 4 + 8 + 16 + 32 + 64 + 64);
 
 	/* No fence in the workload: AT_FENCE alone has only the end. */
 	cfg = config(64, check_any, &images);
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_six_stores, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 1);
-	assert_int_equal(res.states, 64);
+	run(&cfg, crash_test_six_stores, NULL, &res, 0, 1, 64);
 }
 
-/* --- sampling --------------------------------------------------------------- */
+/* --- sampling ------------------------------------------------------------- */
 
 static unsigned wide_units;
 
@@ -457,20 +448,12 @@ static void sampled_reproducible(void **state)
 	assert_int_equal(d1.hash, d2.hash);
 }
 
-/* --- a million states at one point ------------------------------------------ */
-
-static int check_count_only(void *image, size_t size, void *arg)
-{
-	(void)image;
-	(void)size;
-	(*(uint64_t *)arg)++;
-	return 0;
-}
+/* --- a million states at one point ---------------------------------------- */
 
 static void exhaustive_1m(void **state)
 {
 	uint64_t images = 0;
-	struct ntm_crash_config cfg = config(256, check_count_only, &images);
+	struct ntm_crash_config cfg = config(256, check_any, &images);
 	struct ntm_crash_result res;
 	struct digest d;
 	struct timespec t0, t1;
@@ -503,7 +486,7 @@ static void exhaustive_1m(void **state)
 	assert_int_equal(d.all_new, 2);
 }
 
-/* --- stop_at_first ----------------------------------------------------------- */
+/* --- stop_at_first -------------------------------------------------------- */
 
 static int workload_finished;
 
@@ -550,7 +533,7 @@ static void stop_at_first(void **state)
 		assert_int_equal(region[i], i + 1);
 }
 
-/* --- check() calls ntmem ------------------------------------------------------ */
+/* --- check() calls ntmem -------------------------------------------------- */
 
 static uint64_t side[8] __attribute__((aligned(64)));
 
@@ -576,11 +559,8 @@ static void check_calls_ntmem(void **state)
 	(void)state;
 	memset(side, 0, sizeof(side));
 	assert_int_equal(ntm_check_track(side, sizeof(side)), 0);
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_nt3_workload, NULL,
-				       &res), 0);
 	/* No point of check()'s own fences, no state of its own stores. */
-	assert_int_equal(res.points, 2);
-	assert_int_equal(res.states, 9);
+	run(&cfg, crash_test_nt3_workload, NULL, &res, 0, 2, 9);
 	assert_int_equal(images, 9);
 	assert_int_equal(ntm_check_query(side, sizeof(side), &c), 0);
 	assert_int_equal(c.units[NTM_CHECK_CLEAN], 8);
@@ -591,7 +571,7 @@ static void check_calls_ntmem(void **state)
 		assert_int_equal(region[i], i + 1);
 }
 
-/* --- a region that does not start on a unit --------------------------------- */
+/* --- a region that does not start on a unit ------------------------------- */
 
 struct unaligned_arg {
 	const uint8_t *region;
@@ -644,7 +624,7 @@ static void unaligned_region(void **state)
 	assert_int_equal(a.misaligned, 0);
 }
 
-/* --- a commit record ----------------------------------------------------------- */
+/* --- a commit record ------------------------------------------------------ */
 
 /*
  * A record: 64 bytes of data in line 0, the commit word in line 1. The
@@ -726,18 +706,12 @@ static void commit_record(void **state)
 	/* At fences only: data pending at the first (2^8), the commit word
 	 * at the second (2), nothing at the end. */
 	cfg = config(sizeof(struct record), check_commit, NULL);
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_commit_right, NULL,
-				       &res), 0);
-	assert_int_equal(res.points, 3);
-	assert_int_equal(res.states, 256 + 2 + 1);
+	run(&cfg, crash_test_commit_right, NULL, &res, 0, 3, 256 + 2 + 1);
 
 	/* Without the drain: 9 units pending at the one fence; every state
 	 * with the commit word new and some data unit old is refused. */
 	cfg = config(sizeof(struct record), check_commit, NULL);
-	assert_int_equal(ntm_crash_run(&cfg, crash_test_commit_wrong, NULL,
-				       &res), 1);
-	assert_int_equal(res.points, 2);
-	assert_int_equal(res.states, 512 + 1);
+	run(&cfg, crash_test_commit_wrong, NULL, &res, 1, 2, 512 + 1);
 	assert_int_equal(res.failures, 255);
 	assert_int_equal(res.first_kind, NTM_REC_FENCE);
 	assert_int_equal(res.first_pending, 9);
@@ -756,7 +730,7 @@ static void commit_record(void **state)
 	free(text);
 }
 
-/* --- arguments ----------------------------------------------------------------- */
+/* --- arguments ------------------------------------------------------------ */
 
 static void noop(void *arg)
 {
@@ -765,7 +739,7 @@ static void noop(void *arg)
 
 static void args_invalid(void **state)
 {
-	unsigned images = 0;
+	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(64, check_any, &images);
 	struct ntm_crash_config bad;
 	struct ntm_crash_result res;
@@ -814,7 +788,7 @@ static void nested_workload(void *arg)
 
 static void args_busy(void **state)
 {
-	unsigned images = 0;
+	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(64, check_any, &images);
 	struct ntm_crash_config inner = cfg;
 	struct ntm_crash_result res;
