@@ -8,10 +8,11 @@
  * states only pending units (DIRTY, WB or NT) differ, so the engine keeps
  * a "master" image that it updates in place, one 8-byte unit at a time:
  * in Gray-code order for the exhaustive case (exactly one unit flips per
- * state), by toggling the units whose random bit changed for samples.
- * check() may write its image (recovery does), so it gets a fresh copy
- * of the master each time: one memcpy of the region per state, no
- * allocation. Buffers are allocated once per run.
+ * state), each pending unit from its random bit for samples. check() may
+ * write its image (recovery does), so it gets a fresh copy of the master
+ * each time: one memcpy of the region per state, no allocation. Buffers
+ * are allocated once per run. Measured: about 10 ns per state for a
+ * 256-byte region, 36 ns for 4 KiB; beyond ~16 KiB the copy dominates.
  *
  * Locking. Points are reached from the recorder's hook, which runs with
  * the recorder locked and recording of the calling thread suspended
@@ -23,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
