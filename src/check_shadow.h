@@ -25,7 +25,10 @@ struct ntm_shadow_view {
 
 /*
  * The view of the tracked range holding @p. Valid until the range is
- * untracked; read it only from a crash hook (the recorder is locked then).
+ * untracked; read it only from a crash hook (the recorder is locked then),
+ * or once recording is stopped and no thread tracks or untracks ranges
+ * (crash.c's point after the workload). Units' new values are read from
+ * live memory: every store primitive records after its instruction.
  * Return: 0 or -EINVAL.
  */
 int ntm_shadow_view(const void *p, struct ntm_shadow_view *v);
