@@ -143,108 +143,99 @@ static void requests(const struct dev *d, struct req *r, size_t *n)
 	r[(*n)++] = (struct req){ 0, sectors };	/* the whole device */
 }
 
-static void fua_one(enum rec_ns_kind k, unsigned ss)
+/* Write @len bytes of @buf at @off, as one buffer or odd-sized segments. */
+static void write_req(struct dev *d, unsigned char *buf, size_t len,
+		      size_t off, bool vectored, unsigned flags)
 {
-	struct req r[8];
-	struct dev d;
-	unsigned char *buf;
-	size_t n;
+	struct iovec iov[16];
+	ssize_t got;
 
-	if (!dev_open(&d, k, ss)) {
-		print_message("no %s namespace here: skipped\n", rec_ns_names[k]);
-		return;
-	}
-	buf = malloc(d.size);
-	assert_non_null(buf);
-	requests(&d, r, &n);
+	if (vectored)
+		got = ntm_blk_writev(d->blk, iov, odd_segments(iov, 16, buf, len),
+				     off, flags);
+	else
+		got = ntm_blk_write(d->blk, buf, len, off, flags);
+	assert_int_equal(got, (ssize_t)len);
+}
+
+static void fua_dev(struct dev *d, unsigned char *buf, const struct req *r,
+		    size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
-		size_t off = r[i].sector * ss, len = r[i].count * ss;
+		size_t off = r[i].sector * d->ss, len = r[i].count * d->ss;
 
 		for (int vectored = 0; vectored < 2; vectored++) {
-			struct iovec iov[16];
-			ssize_t got;
-
 			tu_fill_random(buf, len, 0x1234 + i * 2 + vectored);
 			ntm_check_reset();
-			if (vectored) {
-				int cnt = odd_segments(iov, 16, buf, len);
-
-				got = ntm_blk_writev(d.blk, iov, cnt, off,
-						     NTM_BLK_FUA);
-			} else {
-				got = ntm_blk_write(d.blk, buf, len, off,
-						    NTM_BLK_FUA);
-			}
-			assert_int_equal(got, (ssize_t)len);
-			rec_expect_durable(d.base + off, len,
-					   "%s ss %u: FUA %s %zu+%zu", d.name, ss,
-					   vectored ? "writev" : "write", off, len);
-			expect_untouched_around(&d, off, len);
+			write_req(d, buf, len, off, vectored, NTM_BLK_FUA);
+			rec_expect_durable(d->base + off, len,
+					   "%s ss %u: FUA %s %zu+%zu", d->name,
+					   d->ss, vectored ? "writev" : "write",
+					   off, len);
+			expect_untouched_around(d, off, len);
 		}
 	}
-	free(buf);
-	dev_close(&d);
+}
+
+static void deferred_dev(struct dev *d, unsigned char *buf,
+			 const struct req *r, size_t n)
+{
+	n--;	/* all but the whole-device request: the rest don't overlap */
+	ntm_check_reset();
+	for (size_t i = 0; i < n; i++) {
+		size_t off = r[i].sector * d->ss, len = r[i].count * d->ss;
+
+		tu_fill_random(buf, len, 0x777 + i);
+		write_req(d, buf, len, off, i % 2, 0);
+		rec_expect_pending(d->base + off, len, "%s ss %u: write %zu+%zu",
+				   d->name, d->ss, off, len);
+	}
+	assert_int_equal(ntm_blk_flush(d->blk), 0);
+	for (size_t i = 0; i < n; i++)
+		rec_expect_durable(d->base + r[i].sector * d->ss,
+				   r[i].count * d->ss, "%s ss %u: after "
+				   "ntm_blk_flush(), request %zu", d->name,
+				   d->ss, i);
+	/* Whatever else is in the device was never stored. */
+	assert_true(ntm_check_durable(d->base, d->size));
+}
+
+/* Run @body on a fresh device of every kind and sector size. */
+static void each_dev(void (*body)(struct dev *d, unsigned char *buf,
+				  const struct req *r, size_t n))
+{
+	for (size_t k = 0; k < ARRAY_SIZE(blk_kinds); k++) {
+		for (size_t s = 0; s < ARRAY_SIZE(sector_sizes); s++) {
+			struct req r[8];
+			struct dev d;
+			unsigned char *buf;
+			size_t n;
+
+			if (!dev_open(&d, blk_kinds[k], sector_sizes[s])) {
+				print_message("no %s namespace here: skipped\n",
+					      rec_ns_names[blk_kinds[k]]);
+				continue;
+			}
+			buf = malloc(d.size);
+			assert_non_null(buf);
+			requests(&d, r, &n);
+			body(&d, buf, r, n);
+			free(buf);
+			dev_close(&d);
+		}
+	}
 }
 
 static void fua(void **state)
 {
 	(void)state;
-	for (size_t k = 0; k < ARRAY_SIZE(blk_kinds); k++)
-		for (size_t s = 0; s < ARRAY_SIZE(sector_sizes); s++)
-			fua_one(blk_kinds[k], sector_sizes[s]);
-}
-
-static void deferred_one(enum rec_ns_kind k, unsigned ss)
-{
-	struct req r[8];
-	struct dev d;
-	unsigned char *buf;
-	size_t n;
-
-	if (!dev_open(&d, k, ss)) {
-		print_message("no %s namespace here: skipped\n", rec_ns_names[k]);
-		return;
-	}
-	buf = malloc(d.size);
-	assert_non_null(buf);
-	requests(&d, r, &n);
-	n--;	/* all but the whole-device request: they must not overlap */
-	ntm_check_reset();
-	/* Requests 0..n-1 don't overlap: write them all, then flush once. */
-	for (size_t i = 0; i < n; i++) {
-		size_t off = r[i].sector * ss, len = r[i].count * ss;
-		struct iovec iov[16];
-		int cnt;
-
-		tu_fill_random(buf, len, 0x777 + i);
-		if (i % 2) {
-			cnt = odd_segments(iov, 16, buf, len);
-			assert_int_equal(ntm_blk_writev(d.blk, iov, cnt, off, 0),
-					 (ssize_t)len);
-		} else {
-			assert_int_equal(ntm_blk_write(d.blk, buf, len, off, 0),
-					 (ssize_t)len);
-		}
-		rec_expect_pending(d.base + off, len, "%s ss %u: write %zu+%zu",
-				   d.name, ss, off, len);
-	}
-	assert_int_equal(ntm_blk_flush(d.blk), 0);
-	for (size_t i = 0; i < n; i++)
-		rec_expect_durable(d.base + r[i].sector * ss, r[i].count * ss,
-				   "%s ss %u: after ntm_blk_flush(), request %zu",
-				   d.name, ss, i);
-	/* Whatever else is in the device was never stored. */
-	assert_true(ntm_check_durable(d.base, d.size));
-	free(buf);
-	dev_close(&d);
+	each_dev(fua_dev);
 }
 
 static void deferred(void **state)
 {
 	(void)state;
-	for (size_t k = 0; k < ARRAY_SIZE(blk_kinds); k++)
-		for (size_t s = 0; s < ARRAY_SIZE(sector_sizes); s++)
-			deferred_one(blk_kinds[k], sector_sizes[s]);
+	each_dev(deferred_dev);
 }
 
 int main(void)

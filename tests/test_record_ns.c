@@ -150,38 +150,24 @@ static void persist_kind(enum rec_ns_kind k)
 	ntm_ns_close(ns);
 }
 
-static void persist_anon(void **state)
+/* @state: the kind (main() names each test after it). */
+static void persist(void **state)
 {
-	(void)state;
-	persist_kind(REC_NS_ANON);
-}
-
-static void persist_shm(void **state)
-{
-	(void)state;
-	persist_kind(REC_NS_SHM);
-}
-
-static void persist_disk(void **state)
-{
-	(void)state;
-	persist_kind(REC_NS_DISK);
-}
-
-static void persist_file(void **state)
-{
-	(void)state;
-	persist_kind(REC_NS_FILE);
+	persist_kind(*(const enum rec_ns_kind *)*state);
 }
 
 int main(void)
 {
+	static const enum rec_ns_kind kinds[] = { REC_NS_ANON, REC_NS_SHM,
+						  REC_NS_DISK, REC_NS_FILE };
+	/* One test per kind, named after it; the kind is its state. */
+#define PERSIST(i, kind) { .name = "persist_" kind, .test_func = persist, \
+			   .initial_state = (void *)&kinds[i] }
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(persist_anon),
-		cmocka_unit_test(persist_shm),
-		cmocka_unit_test(persist_disk),
-		cmocka_unit_test(persist_file),
+		PERSIST(0, "anon"), PERSIST(1, "shm"), PERSIST(2, "disk"),
+		PERSIST(3, "file"),
 	};
+#undef PERSIST
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
