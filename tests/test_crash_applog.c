@@ -186,7 +186,7 @@ static int crash_one(struct run *r, unsigned points, unsigned exhaustive_max,
 	};
 	int ret;
 
-	r->region = aligned_alloc(4096, REGION);
+	r->region = aligned_alloc(64, REGION);
 	assert_non_null(r->region);
 	memset(r->region, 0, REGION);
 	cfg.region = r->region;
