@@ -66,8 +66,8 @@ int applog_format(struct applog *log, void *base, size_t size);
 int applog_recover(struct applog *log, void *base, size_t size);
 
 /*
- * applog_append() - add one record of @len bytes (1 .. 2^31), durable on
- * return: applog_add() then applog_commit().
+ * applog_append() - add one record of @len bytes (at least 1, at most
+ * UINT32_MAX), durable on return: applog_add() then applog_commit().
  * Return: 0, -EINVAL (@len), -ENOSPC (the log is full).
  */
 int applog_append(struct applog *log, const void *rec, size_t len);
