@@ -5,9 +5,11 @@
  * (ntmem/hook.h), queried by the checks of ntmem/check.h and read by the
  * crash engine through check_shadow.h.
  *
- * Layout, per tracked range: one state byte, one owner (thread number) and
- * one blame address per 8-byte unit, the durable image (8 bytes per unit),
- * and per cache line a write-back count. Everything is indexed directly by
+ * Layout, per tracked range: one state byte and one owner (thread number)
+ * per 8-byte unit, the durable image (8 bytes per unit), and per cache
+ * line a write-back count and the code that last changed the line (per
+ * line, not per unit: the shadow written per event is what a recorded
+ * copy pays for, and a line names the culprit well enough). Everything is indexed directly by
  * (address - base) / 8, so an event costs a range lookup and a loop over
  * its units.
  *
@@ -49,7 +51,7 @@ struct range {
 	size_t lines;
 	uint8_t *state;		/* units: enum ntm_check_state */
 	uint32_t *owner;	/* units: thread number of a WB/NT unit */
-	const void **where;	/* units: code that last changed the unit */
+	const void **where;	/* lines: code that last changed the line */
 	uint8_t *durable;	/* units * UNIT bytes */
 	uint32_t *wb;		/* lines: write-backs since track/reset */
 };
@@ -124,6 +126,11 @@ const char *ntm_check_state_name(enum ntm_check_state s)
 
 /* --- ranges ---------------------------------------------------------------- */
 
+static uintptr_t down(uintptr_t a, size_t to)
+{
+	return a & ~(uintptr_t)(to - 1);
+}
+
 static struct range *range_of(uintptr_t a)
 {
 	for (unsigned i = 0; i < nranges; i++)
@@ -146,7 +153,7 @@ static void range_clear(struct range *r)
 {
 	memset(r->state, NTM_CHECK_CLEAN, r->units);
 	memset(r->owner, 0, r->units * sizeof(*r->owner));
-	memset(r->where, 0, r->units * sizeof(*r->where));
+	memset(r->where, 0, r->lines * sizeof(*r->where));
 	memcpy(r->durable, (const void *)r->base, r->units * UNIT);
 	memset(r->wb, 0, r->lines * sizeof(*r->wb));
 }
@@ -166,7 +173,7 @@ int ntm_check_track(void *p, size_t n)
 	r.lines = (r.end - r.line_base + LINE - 1) / LINE;
 	r.state = malloc(r.units);
 	r.owner = malloc(r.units * sizeof(*r.owner));
-	r.where = malloc(r.units * sizeof(*r.where));
+	r.where = malloc(r.lines * sizeof(*r.where));
 	r.durable = malloc(r.units * UNIT);
 	r.wb = malloc(r.lines * sizeof(*r.wb));
 	if (!r.state || !r.owner || !r.where || !r.durable || !r.wb) {
@@ -267,30 +274,44 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 	size_t u = (lo - r->base) / UNIT;
 	size_t e = (hi - r->base + UNIT - 1) / UNIT;
 
+	if (kind != NTM_REC_WRITEBACK) {
+		size_t l = (down(lo, LINE) - r->line_base) / LINE;
+		size_t le = (hi - 1 - r->line_base) / LINE + 1;
+
+		for (; l < le; l++)
+			r->where[l] = where;
+	}
 	switch (kind) {
 	case NTM_REC_STORE:
 		memset(r->state + u, NTM_CHECK_DIRTY, e - u);
-		for (size_t i = u; i < e; i++)
-			r->where[i] = where;
 		break;
-	case NTM_REC_NT:
-		for (size_t i = u; i < e; i++) {
-			uintptr_t a = r->base + i * UNIT;
+	case NTM_REC_NT: {
+		/*
+		 * An NT store of part of a unit leaves the rest of it as it
+		 * was: a dirty unit stays dirty, its other bytes still sit in
+		 * the cache. Whole units in between take the fast path.
+		 */
+		size_t fu = (lo - r->base + UNIT - 1) / UNIT;	/* first whole */
+		size_t fe = (hi - r->base) / UNIT;		/* past last whole */
 
-			/*
-			 * An NT store of part of a unit leaves the rest of it
-			 * as it was: a dirty unit stays dirty, its other
-			 * bytes still sit in the cache.
-			 */
-			if (r->state[i] == NTM_CHECK_DIRTY &&
-			    (a < lo || a + UNIT > hi))
+		if (fe < fu)
+			fe = fu;	/* inside one unit */
+		for (size_t i = u; i < e; i++) {
+			if (i == fu && fe > fu) {
+				memset(r->state + fu, NTM_CHECK_NT, fe - fu);
+				for (size_t k = fu; k < fe; k++)
+					r->owner[k] = me;
+				i = fe - 1;
+				continue;
+			}
+			if (r->state[i] == NTM_CHECK_DIRTY)
 				continue;
 			r->state[i] = NTM_CHECK_NT;
 			r->owner[i] = me;
-			r->where[i] = where;
 		}
 		pending_add(lo, hi);
 		break;
+	}
 	case NTM_REC_WRITEBACK:
 		for (size_t i = u; i < e; i++) {
 			if (r->state[i] != NTM_CHECK_DIRTY)
@@ -306,16 +327,30 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 	}
 }
 
-/* This thread's WB and NT units of [u, e) in @r become durable. */
+/*
+ * This thread's WB and NT units of [u, e) in @r become durable: each run
+ * of them is copied into the durable image at once.
+ */
 static void settle(struct range *r, size_t u, size_t e, uint32_t me)
 {
-	for (size_t i = u; i < e; i++) {
-		uint8_t s = r->state[i];
+	size_t i = u;
 
-		if ((s == NTM_CHECK_WB || s == NTM_CHECK_NT) && r->owner[i] == me) {
-			r->state[i] = NTM_CHECK_DURABLE;
+	while (i < e) {
+		size_t run = i;
+
+		while (run < e &&
+		       (r->state[run] == NTM_CHECK_WB ||
+			r->state[run] == NTM_CHECK_NT) &&
+		       r->owner[run] == me)
+			run++;
+		if (run > i) {
+			memset(r->state + i, NTM_CHECK_DURABLE, run - i);
 			memcpy(r->durable + i * UNIT,
-			       (const void *)(r->base + i * UNIT), UNIT);
+			       (const void *)(r->base + i * UNIT),
+			       (run - i) * UNIT);
+			i = run;
+		} else {
+			i++;
 		}
 	}
 }
@@ -511,9 +546,10 @@ static bool check_states(const void *p, size_t n, const bool refuse[])
 	if (worst) {
 		uintptr_t a = r->base + bad * UNIT;
 		snprintf(message, sizeof(message),
-			 "unit %#lx (offset %ld of [%p, +%zu)) is %s, last changed at %p",
+			 "unit %#lx (offset %ld of [%p, +%zu)) is %s; its line last stored at %p",
 			 (unsigned long)a, (long)(a - (uintptr_t)p), p, n,
-			 ntm_check_state_name(r->state[bad]), r->where[bad]);
+			 ntm_check_state_name(r->state[bad]),
+			 r->where[(a - r->line_base) / LINE]);
 		ok = false;
 	}
 out:
