@@ -156,7 +156,7 @@ static void expect_flushed(const struct target *t, const char *what,
 		FAIL(t, what, n, off, ntm_check_message());
 	if (!outside_clean(d, n, win, &why))
 		FAIL(t, what, n, off, why);
-	ntm_drain();
+	(ntm_drain)();
 	if (n && !ntm_check_durable(d, n))
 		FAIL(t, what, n, off, ntm_check_message());
 }
@@ -185,7 +185,7 @@ static void expect_nt(const struct target *t, unsigned char *d, size_t n,
 		if (lo < hi && !ntm_check_not_dirty((void *)lo, hi - lo))
 			FAIL(t, "memcpy_nt", n, off, ntm_check_message());
 	}
-	ntm_drain();
+	(ntm_drain)();
 	c = query(down(a, UNIT), up(a + n, UNIT));
 	if (c.units[NTM_CHECK_WB] || c.units[NTM_CHECK_NT])
 		FAIL(t, "memcpy_nt then drain", n, off,
@@ -309,7 +309,11 @@ static void test_flush_persist(void **state)
 	untrack();
 }
 
-/* The drain records a fence: NT stores become durable only after it. */
+/*
+ * The drain records a fence: NT stores become durable only after it. The
+ * checks call the library's (ntm_drain)(), not the header's inline front
+ * door, so deleting the fence in src/copy.c fails them.
+ */
 static void test_drain_needed(void **state)
 {
 	unsigned char *d = arena + GUARD;
@@ -320,13 +324,13 @@ static void test_drain_needed(void **state)
 	(ntm_memcpy_nt)(d, srcbuf, 4096);
 	assert_true(ntm_check_not_dirty(d, 4096));
 	assert_false(ntm_check_durable(d, 4096));
-	ntm_drain();
+	(ntm_drain)();
 	assert_true(ntm_check_durable(d, 4096));
 	/* A write-back alone is not durable either. */
 	ntm_check_store(d, 100);
 	ntm_flush(d, 100);
 	assert_false(ntm_check_durable(d, 100));
-	ntm_drain();
+	ntm_drain();	/* the inline front door: ntm_arch_drain() */
 	assert_true(ntm_check_durable(d, 100));
 	untrack();
 }
@@ -335,7 +339,7 @@ static void test_drain_needed(void **state)
 static void *other_fence(void *arg)
 {
 	(void)arg;
-	ntm_drain();
+	(ntm_drain)();
 	return NULL;
 }
 
@@ -351,7 +355,7 @@ static void test_fence_owner(void **state)
 	assert_int_equal(pthread_create(&th, NULL, other_fence, NULL), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_false(ntm_check_durable(d, 256));
-	ntm_drain();
+	(ntm_drain)();
 	assert_true(ntm_check_durable(d, 256));
 	untrack();
 }
