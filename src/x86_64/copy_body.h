@@ -46,7 +46,9 @@
 /*
  * Below this many bytes an unaligned copy uses ordinary stores. Measured
  * with `ntmem bench copy --align 1`: under it, the cached copy (plus the
- * write-back for "flush") beat the split NT path at every size.
+ * write-back for "flush") beat the split NT path at every size. It is part
+ * of ntm_memcpy_nt()'s contract (ntmem/copy.h: such a copy may stay dirty
+ * whole), which tests/test_record_copy.c enforces: change both together.
  */
 #define SHORT_UNALIGNED 256
 
