@@ -75,20 +75,18 @@ int applog_format(struct applog *log, void *base, size_t size)
 		.version = APPLOG_VERSION,
 		.size = size,
 	};
-	uint64_t magic = APPLOG_MAGIC, zero = 0;
+	uint64_t magic = APPLOG_MAGIC;
 
 	if ((uintptr_t)base % 64 || size < 2 * APPLOG_DATA)
 		return -EINVAL;
 	*log = (struct applog){ .base = base, .size = size };
 
 	/*
-	 * Unmark any old log first, and fence: otherwise a crash while the
-	 * new header and commit word are on their way could leave the old
-	 * magic in front of a mixture of old and new.
+	 * The header with its magic still 0, and an empty commit word. Until
+	 * the magic below is durable a crash leaves no log here or, over an
+	 * old log of this region, that log or an empty one: the other header
+	 * fields are the same.
 	 */
-	ntm_memcpy_flush(log->base, &zero, sizeof(zero));
-	ntm_drain();
-
 	ntm_memcpy_flush(log->base, &head, sizeof(head));
 	store_commit(log, 0);
 	/* The header and the empty commit word are durable before ... */
