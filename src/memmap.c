@@ -278,6 +278,19 @@ struct init_share {
 	pthread_t thread;
 };
 
+/*
+ * Initialise [pfn, end) and, for the strategies that store through the
+ * cache (field, memcpy), write their lines back: descriptors on the
+ * device (map=dev) must not be left dirty when init returns, and the NT
+ * strategies leave nothing dirty to begin with.
+ */
+static void init_run(const struct ntm_memmap *mm, size_t pfn, size_t end)
+{
+	mm->loop(mm, pfn, end);
+	if (mm->strategy == NTM_INIT_FIELD || mm->strategy == NTM_INIT_MEMCPY)
+		ntm_flush_lines(ntm_memmap_desc(mm, pfn), (end - pfn) * mm->size);
+}
+
 static void *init_share_run(void *arg)
 {
 	struct init_share *s = arg;
@@ -288,14 +301,14 @@ static void *init_share_run(void *arg)
 		size_t own = NTM_PAGE_SIZE / mm->size;
 
 		for (size_t head = s->start; head < s->end; head += (size_t)1 << mm->order)
-			mm->loop(mm, head, head + own);
+			init_run(mm, head, head + own);
 	} else {
-		mm->loop(mm, s->start, s->end);
+		init_run(mm, s->start, s->end);
 	}
 	/*
-	 * Each thread orders its own non-temporal stores before it reports
-	 * done (its return, seen by pthread_join): an SFENCE on one CPU does
-	 * not order another CPU's stores.
+	 * Each thread orders its own non-temporal stores and write-backs
+	 * before it reports done (its return, seen by pthread_join): an
+	 * SFENCE on one CPU does not order another CPU's stores.
 	 */
 	ntm_arch_drain();
 	return NULL;

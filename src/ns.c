@@ -565,15 +565,17 @@ int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
 				 p, n);
 	if (ns->readonly || n == 0)
 		return 0;
-	if (ns->kind != NTM_NS_FILE) {
-		/*
-		 * An emulated namespace on a disk file system takes this step
-		 * too, so the lines are clean as on the pmem it stands for.
-		 */
+	/*
+	 * An emulated namespace on a disk file system takes this step too,
+	 * so the lines are clean as on the pmem it stands for. A plain file
+	 * needs no write-back (msync reads the page cache), but it does need
+	 * the fence: non-temporal stores may still sit in write-combining
+	 * buffers, where the write-out msync starts does not see them.
+	 */
+	if (ns->kind != NTM_NS_FILE)
 		ntm_flush_lines(p, n);
-		/* Orders the write-backs before the caller's next store. */
-		ntm_arch_drain();
-	}
+	/* Orders the write-backs and NT stores before what follows. */
+	ntm_arch_drain();
 	if (ns->kind == NTM_NS_FILE ||
 	    (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media)) {
 		/* The page cache stands between the CPU and the disk. */
