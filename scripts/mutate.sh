@@ -310,6 +310,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+suites=${suites# }
 [ -n "$suites" ] || suites=record
 
 if [ "$list" -eq 1 ]; then
@@ -425,7 +426,7 @@ fi
 if ! meson test -C "$bld" $suite_args --list >"$dir/tests.txt" 2>&1 ||
 	! grep -q . "$dir/tests.txt"; then
 	cat "$dir/tests.txt" >&2
-	echo "mutate: no tests in suite(s)$suites: nothing could kill a mutant" >&2
+	echo "mutate: no tests in suite(s) $suites: nothing could kill a mutant" >&2
 	exit 2
 fi
 
@@ -435,7 +436,7 @@ run_suite "$dir/baseline.log" "${timeout:-3600}"
 base=$(($(now) - b0))
 if [ "$rc" -ne 0 ]; then
 	cat "$dir/baseline.log" >&2
-	echo "mutate: the unmutated tree fails suite(s)$suites (exit $rc)" >&2
+	echo "mutate: the unmutated tree fails suite(s) $suites (exit $rc)" >&2
 	exit 2
 fi
 [ -n "$timeout" ] || timeout=$((5 * base + 60))
@@ -457,7 +458,7 @@ fi
 total=$(wc -l <"$dir/run")
 [ "$total" -gt 0 ] || { echo "mutate: no sites selected" >&2; exit 2; }
 
-echo "mutate: $total mutants of $(wc -l <"$dir/sites") sites; suite(s)$suites" \
+echo "mutate: $total mutants of $(wc -l <"$dir/sites") sites; suite(s) $suites" \
 	"(unmutated: ${base}s, limit ${timeout}s each)"
 killed=0 n=0
 : >"$dir/survivors"
