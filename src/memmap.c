@@ -250,7 +250,7 @@ void ntm_memmap_init_fields(const struct ntm_memmap *mm, uint8_t *desc,
 	bool tail = compound && (pfn & (((size_t)1 << mm->order) - 1));
 
 	/* The order of the kernel's __init_single_page() and friends. */
-	memset(desc, 0, mm->size);
+	ntm_store_fill(desc, 0, mm->size);
 	p->page.flags = NTM_PG_ZONE_DEVICE | section_flags(mm, pfn);
 	p->page.refcount = 1;
 	p->page.mapcount = -1;
@@ -268,6 +268,11 @@ void ntm_memmap_init_fields(const struct ntm_memmap *mm, uint8_t *desc,
 		p->page.flags |= NTM_PG_HEAD |
 				 (uint64_t)mm->order << NTM_PG_ORDER_SHIFT;
 	}
+	/*
+	 * The field stores above land inside the range the fill recorded;
+	 * record them once more so the recorder sees the last store here.
+	 */
+	NTM_REC(NTM_REC_STORE, desc, mm->size);
 }
 
 /* --- init: split over threads ------------------------------------------ */

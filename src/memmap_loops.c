@@ -34,7 +34,7 @@ static inline size_t next_boundary(size_t pfn, size_t unit)
 
 /* The library is built without the front-door macros: name the inline one. */
 #define COPY_fixed(d, t, n) ntm_memcpy_nt_inline(d, t, n)
-#define COPY_memcpy(d, t, n) memcpy(d, t, n)
+#define COPY_memcpy(d, t, n) ntm_store_copy(d, t, n)
 #define COPY_nt(d, t, n) (ntm_memcpy_nt)(d, t, n)
 #define COPY_call(d, t, n) mm->copy(d, t, n, mm->copy_arg)
 

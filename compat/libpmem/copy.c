@@ -53,7 +53,7 @@ void *pmem_memmove(void *dst, const void *src, size_t len, unsigned flags)
 {
 	if (len && dst != src) {
 		if (flags & PMEM_F_MEM_NOFLUSH) {
-			memmove(dst, src, len);
+			ntm_store_move(dst, src, len);
 		} else if (nontemporal(len, flags) && !overlaps(dst, src, len)) {
 			/* With auto flush, cached head/tail bytes are durable. */
 			if (pmem_env.no_flush)
@@ -61,7 +61,7 @@ void *pmem_memmove(void *dst, const void *src, size_t len, unsigned flags)
 			else
 				(ntm_memcpy_flush)(dst, src, len);
 		} else {
-			memmove(dst, src, len);
+			ntm_store_move(dst, src, len);
 			if (!pmem_env.no_flush)
 				ntm_flush(dst, len);
 		}
@@ -79,11 +79,11 @@ void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 {
 	if (len) {
 		if (flags & PMEM_F_MEM_NOFLUSH) {
-			memset(dst, c, len);
+			ntm_store_fill(dst, c, len);
 		} else if (nontemporal(len, flags)) {
 			ntm_memset_nt(dst, c, len);
 		} else {
-			memset(dst, c, len);
+			ntm_store_fill(dst, c, len);
 			if (!pmem_env.no_flush)
 				ntm_flush(dst, len);
 		}

@@ -74,6 +74,14 @@ ntm_store_fill(void *d, int c, size_t n)
 	NTM_REC(NTM_REC_STORE, d, n);
 }
 
+/* The same for a copy whose source and destination may overlap. */
+static inline __attribute__((always_inline)) void
+ntm_store_move(void *d, const void *s, size_t n)
+{
+	memmove(d, s, n);
+	NTM_REC(NTM_REC_STORE, d, n);
+}
+
 /* Largest constant size expanded inline: two struct pages' worth of 64 B. */
 #define NTM_INLINE_MAX 128
 
