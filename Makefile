@@ -6,7 +6,10 @@
 #   make demo     build, then run the main experiment (bench memmap)
 #   make check    build and run every test (also under ASan/UBSan), the
 #                 threaded tests under ThreadSanitizer, and each fuzzer for
-#                 a few seconds on its seed corpus
+#                 a few seconds on its seed corpus, and a fixed subset of
+#                 the mutation proof
+#   make mutate   the mutation proof: delete each write-back and fence of
+#                 the durability paths in turn; the recorder tests must fail
 #   make fuzz     run each libFuzzer harness for FUZZ_SECONDS (default 60)
 #   make bench    every benchmark, tables + CSV + plot in bench/out/
 #   make install  install into PREFIX (default /usr/local)
@@ -15,13 +18,14 @@ BUILD      ?= build
 BUILD_SAN  ?= build-san
 BUILD_TSAN ?= build-tsan
 BUILD_FUZZ ?= build-fuzz
+BUILD_MUT  ?= build-mutate
 FUZZ_SECONDS ?= 60
 PREFIX     ?= /usr/local
 MESON_ARGS ?=
 NTMEM      := $(BUILD)/tools/ntmem
 
 .PHONY: all deps demo check check-default check-sanitize check-tsan check-fuzz \
-	fuzz bench install clean
+	check-mutate mutate fuzz bench install clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -61,7 +65,7 @@ demo: all
 	$(NTMEM) info
 	$(NTMEM) bench memmap
 
-check: check-default check-sanitize check-tsan check-fuzz
+check: check-default check-sanitize check-tsan check-fuzz check-mutate
 	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)
 
 check-default: all
@@ -79,6 +83,18 @@ check-tsan: $(BUILD_TSAN)/build.ninja
 # Never a plain `ninja` in $(BUILD_FUZZ): see tests/fuzz/meson.build.
 check-fuzz: $(BUILD_FUZZ)/build.ninja
 	meson test -C $(BUILD_FUZZ) --suite fuzz --print-errorlogs
+
+# The mutation proof (scripts/mutate.sh): a copy of the sources and its
+# own build in $(BUILD_MUT), kept so the next run rebuilds only what
+# changed. check-mutate deletes the first write-back or fence of each file
+# (about a minute); mutate deletes every one. A surviving mutant fails both.
+check-mutate:
+	scripts/install-deps.sh check
+	scripts/mutate.sh --short --dir $(BUILD_MUT)
+
+mutate:
+	scripts/install-deps.sh check
+	scripts/mutate.sh --dir $(BUILD_MUT)
 
 # Longer runs, one harness per core, no meson timeout. Inputs that reach
 # new code are kept in $(BUILD_FUZZ)/tests/fuzz/corpus/ for the next run;
@@ -103,4 +119,4 @@ install: all
 	meson install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD_MUT)
