@@ -87,7 +87,8 @@ check-fuzz: $(BUILD_FUZZ)/build.ninja
 # The mutation proof (scripts/mutate.sh): a copy of the sources and its
 # own build in $(BUILD_MUT), kept so the next run rebuilds only what
 # changed. check-mutate deletes the first write-back or fence of each file
-# (about a minute); mutate deletes every one. A surviving mutant fails both.
+# (about half a minute); mutate deletes every one. A surviving mutant
+# fails both.
 check-mutate:
 	scripts/install-deps.sh check
 	scripts/mutate.sh --short --dir $(BUILD_MUT)
