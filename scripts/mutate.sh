@@ -91,6 +91,9 @@ calls="$calls ntm_ns_persist ntm_blk_flush persist_range"
 calls="$calls pmem_flush pmem_drain pmem_persist drain_unless"
 calls="$calls pmem_deep_flush pmem_deep_drain pmem_deep_persist"
 calls="$calls __atomic_thread_fence __sync_synchronize"
+#   - msync(), which makes a page-cache-backed namespace durable (record_ns
+#     intercepts it and checks the range it was given);
+calls="$calls msync"
 calls_re=$(printf '%s' "$calls" | tr ' ' '|')
 #   - a primitive named after its instruction (clwb_line(), _mm_sfence(),
 #     __builtin_ia32_clflushopt(), ...): the write-back loops' bodies;

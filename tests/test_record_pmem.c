@@ -40,6 +40,10 @@
  *     DURABLE (ntm_memset_nt() writes back its byte-stored ends itself).
  *     The deep functions write back regardless, as PMDK's do.
  *
+ * pmem_msync() goes through the page cache, which the recorder cannot see:
+ * msync() is interposed and each call must be one MS_SYNC covering the
+ * range from a page boundary.
+ *
  * Each PMEM_* variable the pmem_compat tests use runs this program again
  * in its own process (tests/meson.build): the drop-in reads them when it
  * is loaded. The test reads the same variables to know which path a copy
@@ -57,6 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <ntmem/check.h>
 
@@ -349,9 +355,53 @@ static void deep_functions(void **state)
 	}
 }
 
+/* --- pmem_msync(): what the recorder cannot see, interposed ---------------- */
+
+/*
+ * pmem_msync() makes a file mapping durable through the page cache, where
+ * no cache-line event tells the recorder anything. The drop-in is linked
+ * into this test, so its msync() calls come here: each must be one
+ * MS_SYNC call whose page-aligned range covers the caller's.
+ */
+static unsigned msync_calls;
+static uintptr_t msync_start, msync_end;
+static int msync_flags;
+
+int msync(void *addr, size_t len, int flags)
+{
+	msync_calls++;
+	msync_start = (uintptr_t)addr;
+	msync_end = (uintptr_t)addr + len;
+	msync_flags = flags;
+	return (int)syscall(SYS_msync, addr, len, flags);
+}
+
+static void msync_function(void **state)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned char *d = buf + cases[i].off;
+		size_t len = cases[i].len;
+
+		msync_calls = 0;
+		assert_int_equal(pmem_msync(d, len), 0);
+		if (msync_calls != 1 || msync_flags != MS_SYNC ||
+		    msync_start % page || msync_start > (uintptr_t)d ||
+		    msync_end < (uintptr_t)d + len)
+			fail_msg("pmem_msync(%p, %zu): %u msync() calls, the last "
+				 "of [%#lx, %#lx) flags %#x; want one MS_SYNC "
+				 "covering the range from a page boundary", d,
+				 len, msync_calls, (unsigned long)msync_start,
+				 (unsigned long)msync_end, msync_flags);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(msync_function),
 		cmocka_unit_test(persist_functions),
 		cmocka_unit_test(nodrain_functions),
 		cmocka_unit_test(flag_combinations),
