@@ -386,6 +386,13 @@ struct fixed {
 static const struct fixed fixed_paths[] = { NTM_FIXED_SIZES(FIXED_ENTRY) };
 #undef FIXED_ENTRY
 
+/* The front doors expand inline only when the compiler optimises. */
+#ifdef __OPTIMIZE__
+#define FRONT_DOOR_INLINES 1
+#else
+#define FRONT_DOOR_INLINES 0
+#endif
+
 /* Aligned to 32, 16, 8 and 4 bytes, and not at all. */
 static const unsigned fixed_offsets[] = { 0, 32, 16, 48, 8, 24, 4, 12, 1, 3, 6 };
 
@@ -412,10 +419,19 @@ static void test_inline(void **state)
 			bool inline_ok = (off % 8) == 0 || (n == 4 && off % 4 == 0);
 
 			for (int which = 0; which < 3; which++) {
+				/*
+				 * Without optimisation __builtin_constant_p()
+				 * is false and the front door calls the
+				 * dispatched ntm_memcpy_nt(), as copy.h says:
+				 * its contract applies then.
+				 */
+				bool fixed = inline_ok &&
+					     (which != 1 || FRONT_DOOR_INLINES);
+
 				ntm_check_reset();
 				fixed_paths[i].fn(d, srcbuf, which);
 				expect_bytes(&t, names[which], d, srcbuf, n, off);
-				if (inline_ok || which == 2)
+				if (fixed || which == 2)
 					expect_flushed(&t, names[which], d, n,
 						       off, window(NTM_INLINE_MAX));
 				else
