@@ -250,7 +250,9 @@ END {
 # In a git checkout the tracked (and new, unignored) files; otherwise every
 # C file. Sorted, so the site numbers and the short form are stable.
 source_files() {
-	if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	# git only at the top of a work tree: the scratch copy may sit inside
+	# one (make check's build-mutate/), where ls-files lists nothing.
+	if [ -e "$1/.git" ]; then
 		# shellcheck disable=SC2086 # the roots are meant to split
 		git -C "$1" ls-files --cached --others --exclude-standard -- $scan_roots
 	else
