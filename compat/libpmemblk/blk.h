@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blk.h - what the files of the libpmemblk drop-in share: PMDK 1.12.1's
+ * on-media pool header, the pool handle, errors and allocation.
+ *
+ * A pool file, as PMDK writes it (all integers little-endian):
+ *
+ *   0     pool header, 4096 bytes (struct blk_pool_hdr)
+ *   4096  bsize (uint32), is_zeroed (int32); PMDK keeps run-time state
+ *         in the rest of this page, never read back
+ *   8192  the BTT, to the end of the file (its parent UUID is the
+ *         header's poolset_uuid)
+ */
+#ifndef NTMEM_COMPAT_LIBPMEMBLK_H
+#define NTMEM_COMPAT_LIBPMEMBLK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ntmem/btt.h>
+
+#define BLK_SIG "PMEMBLK"	/* 8 bytes with its NUL */
+#define BLK_MAJOR 1
+#define BLK_HDR_SIZE 4096
+#define BLK_DESC_OFF 4096	/* bsize and is_zeroed */
+#define BLK_DATA_OFF 8192	/* the BTT */
+
+/* Feature bits of PMDK's pool header. */
+#define BLK_FEAT_CHECK_BAD_BLOCKS 0x0001u	/* compat */
+#define BLK_FEAT_SINGLEHDR 0x0001u		/* incompat: multi-part sets */
+#define BLK_FEAT_CKSUM_2K 0x0002u		/* incompat */
+#define BLK_FEAT_SDS 0x0004u			/* incompat: shutdown state */
+#define BLK_FEAT_INCOMPAT_KNOWN \
+	(BLK_FEAT_SINGLEHDR | BLK_FEAT_CKSUM_2K | BLK_FEAT_SDS)
+
+/* The checksum covers the first 2 KiB with CKSUM_2K, else all but itself. */
+#define BLK_HDR_CSUM_2K_END 2048
+
+struct blk_pool_hdr {
+	char signature[8];
+	uint32_t major;
+	uint32_t compat;
+	uint32_t incompat;
+	uint32_t ro_compat;
+	uint8_t poolset_uuid[16];
+	uint8_t uuid[16];
+	uint8_t prev_part_uuid[16];
+	uint8_t next_part_uuid[16];
+	uint8_t prev_repl_uuid[16];
+	uint8_t next_repl_uuid[16];
+	uint64_t crtime;		/* seconds since the epoch */
+	uint64_t alignment_desc;	/* arch flags: see blk_alignment_desc() */
+	uint8_t machine_class;		/* 2: 64-bit */
+	uint8_t data;			/* 1: little-endian */
+	uint8_t arch_reserved[4];
+	uint16_t machine;		/* ELF e_machine */
+	uint8_t unused[1904];
+	uint8_t unused2[1976];		/* never checksummed */
+	uint8_t sds[64];		/* shutdown state, PMDK's to maintain */
+	uint64_t checksum;		/* Fletcher64 */
+};
+
+_Static_assert(sizeof(struct blk_pool_hdr) == BLK_HDR_SIZE, "PMDK pool_hdr");
+_Static_assert(__builtin_offsetof(struct blk_pool_hdr, crtime) == 120, "crtime");
+_Static_assert(__builtin_offsetof(struct blk_pool_hdr, unused2) ==
+	       BLK_HDR_CSUM_2K_END, "2K checksum end");
+_Static_assert(__builtin_offsetof(struct blk_pool_hdr, checksum) == 4088,
+	       "checksum");
+
+struct blk_desc {
+	uint32_t bsize;
+	int32_t is_zeroed;
+};
+
+struct pmemblk {
+	struct ntm_ns *ns;
+	unsigned char *base;	/* the whole file, mapped */
+	size_t size;
+	int fd;			/* kept open: it holds the flock */
+	bool is_pmem;		/* persist by flush + drain, else msync */
+	bool rdonly;
+	uint32_t bsize;
+	struct ntm_btt *btt;
+};
+
+/* --- misc.c --- */
+
+/* Set pmemblk_errormsg() (printf-style) and errno to @err. */
+void blk_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The allocation functions pmemblk_set_funcs() chose. */
+void *blk_malloc(size_t n);
+void blk_free(void *p);
+/* ctl values that change what create and open do. */
+extern int blk_ctl_fallocate_at_create;
+extern int blk_ctl_verbose;
+
+/* --- pool.c --- */
+
+uint64_t blk_fletcher64(const void *p, size_t len, size_t csum_off,
+			size_t end_off);
+uint64_t blk_alignment_desc(void);
+
+#endif

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pool.c - pmemblk_create(), pmemblk_open(), pmemblk_close() and
+ * pmemblk_check(): PMDK 1.12.1's pool file (blk.h) mapped whole through
+ * ntmem's namespaces, its header written and checked as PMDK does, and the
+ * BTT after it (ntmem/btt.h).
+ *
+ * PMDK lays the BTT out at the first write; this library lays it out when
+ * the pool is created or first opened for writing, the same layout, so a
+ * pool either library made opens on the other. A pool stays locked
+ * (flock) while open, as with PMDK: a second opener gets EAGAIN.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ntmem.h>
+
+#include "blk.h"
+#include "include/libpmemblk.h"
+#include "internal.h"
+
+#define POOLSET_SIG "PMEMPOOLSET"
+
+/*
+ * PMDK's Fletcher64 over 32-bit little-endian words: the 8 bytes at
+ * @csum_off and everything from @end_off on count as zeros, yet still
+ * advance the running sums, so the result depends on @len.
+ */
+uint64_t blk_fletcher64(const void *p, size_t len, size_t csum_off,
+			size_t end_off)
+{
+	const unsigned char *b = p;
+	uint32_t lo = 0, hi = 0;
+
+	for (size_t off = 0; off + 4 <= len; off += 4) {
+		uint32_t w;
+
+		if (off < end_off && (off < csum_off || off >= csum_off + 8)) {
+			memcpy(&w, b + off, 4);
+			lo += le32toh(w);
+		}
+		hi += lo;
+	}
+	return (uint64_t)hi << 32 | lo;
+}
+
+/*
+ * PMDK's architecture descriptor: for each of 11 basic types, its
+ * alignment minus one in 4 bits, char in the lowest.
+ */
+#define ALIGN_OF(t) ((uint64_t)__builtin_offsetof(struct { char c; t x; }, x))
+uint64_t blk_alignment_desc(void)
+{
+	const uint64_t a[] = {
+		ALIGN_OF(char), ALIGN_OF(short), ALIGN_OF(int), ALIGN_OF(long),
+		ALIGN_OF(long long), ALIGN_OF(size_t), ALIGN_OF(off_t),
+		ALIGN_OF(float), ALIGN_OF(double), ALIGN_OF(long double),
+		ALIGN_OF(void *),
+	};
+	uint64_t d = 0;
+
+	for (unsigned i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		d |= ((a[i] - 1) & 0xf) << (4 * i);
+	return d;
+}
+
+static uint16_t elf_machine(void)
+{
+#if defined(__x86_64__)
+	return 62;
+#elif defined(__aarch64__)
+	return 183;
+#elif defined(__riscv)
+	return 243;
+#else
+#error "the pool header needs this architecture's ELF machine number"
+#endif
+}
+
+static size_t hdr_csum_end(const struct blk_pool_hdr *h)
+{
+	return le32toh(h->incompat) & BLK_FEAT_CKSUM_2K ? BLK_HDR_CSUM_2K_END
+							: BLK_HDR_SIZE;
+}
+
+static uint64_t hdr_checksum(const struct blk_pool_hdr *h)
+{
+	return blk_fletcher64(h, BLK_HDR_SIZE,
+			      __builtin_offsetof(struct blk_pool_hdr, checksum),
+			      hdr_csum_end(h));
+}
+
+/* Make [p, p + n) of the pool durable: flush + drain on pmem, else msync. */
+static int pool_persist(void *arg, const void *p, size_t n)
+{
+	struct pmemblk *pbp = arg;
+
+	if (pbp->is_pmem) {
+		ntm_persist(p, n);
+		return 0;
+	}
+	return ntm_ns_persist(pbp->ns, p, n);
+}
+
+/* A random (version 4) UUID, as PMDK's pools carry. */
+static int uuid_generate(uint8_t u[16])
+{
+	size_t got = 0;
+
+	while (got < 16) {
+		ssize_t r = getrandom(u + got, 16 - got, 0);
+
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
+	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+	return 0;
+}
+
+/* PMEM_IS_PMEM_FORCE as PMDK's pmem_is_pmem() reads it: -1, 0 or 1. */
+static int is_pmem_force(void)
+{
+	const char *v = getenv("PMEM_IS_PMEM_FORCE");
+
+	if (!v || !*v)
+		return -1;
+	switch (atoi(v)) {
+	case 0: return 0;
+	case 1: return 1;
+	default: return -1;
+	}
+}
+
+static bool is_poolset(int fd)
+{
+	char sig[sizeof(POOLSET_SIG) - 1];
+
+	return pread(fd, sig, sizeof(sig), 0) == (ssize_t)sizeof(sig) &&
+	       memcmp(sig, POOLSET_SIG, sizeof(sig)) == 0;
+}
+
+static void pool_free(struct pmemblk *pbp)
+{
+	if (pbp->btt)
+		ntm_btt_close(pbp->btt);
+	ntm_ns_close(pbp->ns);
+	if (pbp->fd >= 0)
+		close(pbp->fd);	/* drops the flock */
+	blk_free(pbp);
+}
+
+/*
+ * Lock and map the pool file open on @fd (taken over: closed with the pool
+ * on failure too). Return the pool, or NULL with errno and the message set.
+ */
+static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
+{
+	struct pmemblk *pbp = blk_malloc(sizeof(*pbp));
+	int force = is_pmem_force(), ret;
+
+	if (!pbp) {
+		close(fd);
+		blk_error(ENOMEM, "cannot allocate the pool handle");
+		return NULL;
+	}
+	memset(pbp, 0, sizeof(*pbp));
+	pbp->fd = fd;
+	pbp->rdonly = rdonly;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		blk_error(errno, "flock \"%s\": %s", path, strerror(errno));
+		pool_free(pbp);
+		return NULL;
+	}
+	ret = ntm_ns_open_fd(&pbp->ns, fd, path,
+			     NTM_NS_ANY_SIZE | (rdonly ? NTM_NS_READONLY : 0));
+	if (ret) {
+		blk_error(-ret, "%s", ntm_errmsg());
+		pool_free(pbp);
+		return NULL;
+	}
+	pbp->base = ntm_ns_base(pbp->ns);
+	pbp->size = ntm_ns_size(pbp->ns);
+	/* PMDK's choice: flush + drain when pmem_is_pmem(), else msync. */
+	pbp->is_pmem = force >= 0 ? force == 1 : ntm_ns_cpu_durable(pbp->ns);
+	return pbp;
+}
+
+/*
+ * Check the pool header and descriptor as PMDK's open does, in its order
+ * (so its first complaint is ours). 0, or -1 with errno and the message.
+ */
+static int hdr_check(struct pmemblk *pbp, size_t *bsize)
+{
+	const struct blk_pool_hdr *h = (const void *)pbp->base;
+	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
+	uint32_t incompat = le32toh(h->incompat);
+	size_t hdr_bsize;
+
+	if (pbp->size < PMEMBLK_MIN_PART) {
+		blk_error(EINVAL, "size %zu smaller than %zu", pbp->size,
+			  PMEMBLK_MIN_PART);
+		return -1;
+	}
+	if (le32toh(h->major) == 0) {
+		blk_error(EINVAL, "invalid major version (0)");
+		return -1;
+	}
+	if (memcmp(h->signature, BLK_SIG, sizeof(h->signature))) {
+		blk_error(EINVAL, "wrong pool type: \"%.8s\"", h->signature);
+		return -1;
+	}
+	if (le32toh(h->major) != BLK_MAJOR) {
+		blk_error(EINVAL, "pool version %u (library expects %u)",
+			  le32toh(h->major), BLK_MAJOR);
+		return -1;
+	}
+	if (le64toh(h->checksum) != hdr_checksum(h)) {
+		blk_error(EINVAL, "invalid checksum of pool header");
+		return -1;
+	}
+	if (incompat & ~BLK_FEAT_INCOMPAT_KNOWN) {
+		blk_error(EINVAL, "unsafe to continue due to unknown incompat "
+			  "features: %#x", incompat & ~BLK_FEAT_INCOMPAT_KNOWN);
+		return -1;
+	}
+	/* A part of a multi-part pool set links to other files. */
+	if ((incompat & BLK_FEAT_SINGLEHDR) ||
+	    memcmp(h->next_part_uuid, h->uuid, 16) ||
+	    memcmp(h->prev_part_uuid, h->uuid, 16)) {
+		blk_error(ENOTSUP, "the file is a part of a pool set: pool sets "
+			  "are not supported by ntmem's libpmemblk");
+		return -1;
+	}
+	if (le64toh(h->alignment_desc) != blk_alignment_desc() ||
+	    h->machine_class != 2 || h->data != 1 ||
+	    le16toh(h->machine) != elf_machine()) {
+		blk_error(EINVAL, "wrong architecture flags");
+		return -1;
+	}
+	/* A feature this library cannot honour: PMDK opens it read-only. */
+	if (le32toh(h->ro_compat))
+		pbp->rdonly = true;
+	hdr_bsize = le32toh(d->bsize);
+	if (*bsize && *bsize != hdr_bsize) {
+		blk_error(EINVAL, "wrong bsize (%zu), pool created with bsize %zu",
+			  *bsize, hdr_bsize);
+		return -1;
+	}
+	*bsize = hdr_bsize;
+	return 0;
+}
+
+/* The BTT was never written: PMDK lays it out at the first write. */
+static bool btt_absent(const struct pmemblk *pbp)
+{
+	const unsigned char *p = pbp->base + BLK_DATA_OFF;
+
+	for (size_t i = 0; i < 4096; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Open (or lay out) the BTT after the headers; 0 or -1 with errno set. */
+static int pool_btt(struct pmemblk *pbp, bool create)
+{
+	const struct blk_pool_hdr *h = (const void *)pbp->base;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ntm_btt_config cfg = {
+		.lbasize = pbp->bsize,
+		/* PMDK asks for two lanes per CPU; nfree (256) caps them. */
+		.nlanes = (unsigned)(ncpus < 1 ? 2 : 2 * ncpus),
+		.parent_uuid = h->poolset_uuid,
+		.flags = (create ? NTM_BTT_CREATE : 0) |
+			 (pbp->rdonly ? NTM_BTT_READONLY : 0),
+		.persist = pool_persist,
+		.persist_arg = pbp,
+	};
+	int ret = ntm_btt_open(&pbp->btt, pbp->base + BLK_DATA_OFF,
+			       pbp->size - BLK_DATA_OFF, &cfg);
+
+	if (ret) {
+		pbp->btt = NULL;
+		blk_error(-ret, "%s", ntm_errmsg());
+		return -1;
+	}
+	if (ntm_btt_readonly(pbp->btt))
+		pbp->rdonly = true;
+	return 0;
+}
+
+PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
+			    mode_t mode)
+{
+	struct blk_pool_hdr *h;
+	struct blk_desc *d;
+	struct pmemblk *pbp;
+	bool created = poolsize != 0;
+	int fd, zeroed = created, oerrno;
+	struct stat st;
+
+	if (bsize == 0 || bsize > UINT32_MAX) {
+		blk_error(EINVAL, "Invalid block size %zu", bsize);
+		return NULL;
+	}
+	if (!path) {
+		blk_error(EINVAL, "no path");
+		return NULL;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0),
+		  mode);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			blk_error(EEXIST, "file %s already exists", path);
+		else
+			blk_error(errno, "open \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st)) {
+		blk_error(errno, "stat \"%s\": %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!created && is_poolset(fd)) {
+		blk_error(ENOTSUP, "%s is a pool set file: pool sets are not "
+			  "supported by ntmem's libpmemblk", path);
+		goto fail;
+	}
+	if (created && poolsize < PMEMBLK_MIN_POOL) {
+		blk_error(EINVAL, "reservation pool size %zu smaller than %zu",
+			  poolsize, PMEMBLK_MIN_POOL);
+		goto fail;
+	}
+	if (!created && (size_t)st.st_size < PMEMBLK_MIN_POOL) {
+		blk_error(EINVAL, "file is not a poolset file and its size (%zu) "
+			  "is smaller than %zu", (size_t)st.st_size,
+			  PMEMBLK_MIN_POOL);
+		goto fail;
+	}
+	if (created) {
+		int err = blk_ctl_fallocate_at_create ?
+			  posix_fallocate(fd, 0, (off_t)poolsize) :
+			  ftruncate(fd, (off_t)poolsize) ? errno : 0;
+
+		if (err) {
+			blk_error(err, "cannot allocate %zu bytes for \"%s\": %s",
+				  poolsize, path, strerror(err));
+			goto fail;
+		}
+		/* The mode exactly, whatever the umask (PMDK chmods too). */
+		if (fchmod(fd, mode)) {
+			blk_error(errno, "chmod \"%s\": %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	pbp = pool_map(fd, path, false);
+	if (!pbp)
+		goto unlink_file;
+	h = (void *)pbp->base;
+	d = (void *)(pbp->base + BLK_DESC_OFF);
+	/* An existing file may be used only while its header page is zero. */
+	for (size_t i = 0; !created && i < BLK_HDR_SIZE; i++) {
+		if (pbp->base[i]) {
+			pool_free(pbp);
+			blk_error(EEXIST, "Non-empty file detected");
+			return NULL;
+		}
+	}
+
+	/* A single-file pool links its parts and replicas to itself. */
+	memset(h, 0, sizeof(*h));
+	memcpy(h->signature, BLK_SIG, sizeof(h->signature));
+	h->major = htole32(BLK_MAJOR);
+	h->compat = htole32(BLK_FEAT_CHECK_BAD_BLOCKS);
+	/* No SDS: its unsafe-shutdown count is PMDK's (libndctl) to keep. */
+	h->incompat = htole32(BLK_FEAT_CKSUM_2K);
+	if (uuid_generate(h->poolset_uuid) || uuid_generate(h->uuid)) {
+		blk_error(errno, "cannot generate a UUID: %s", strerror(errno));
+		pool_free(pbp);
+		goto unlink_file;
+	}
+	memcpy(h->prev_part_uuid, h->uuid, 16);
+	memcpy(h->next_part_uuid, h->uuid, 16);
+	memcpy(h->prev_repl_uuid, h->uuid, 16);
+	memcpy(h->next_repl_uuid, h->uuid, 16);
+	h->crtime = htole64((uint64_t)time(NULL));
+	h->alignment_desc = htole64(blk_alignment_desc());
+	h->machine_class = 2;
+	h->data = 1;
+	h->machine = htole16(elf_machine());
+	h->checksum = htole64(hdr_checksum(h));
+	d->bsize = htole32((uint32_t)bsize);
+	d->is_zeroed = htole32((uint32_t)zeroed);
+	pbp->bsize = (uint32_t)bsize;
+	if (pool_persist(pbp, pbp->base, BLK_DATA_OFF) ||
+	    pool_btt(pbp, true)) {
+		oerrno = errno;
+		pool_free(pbp);
+		blk_error(oerrno, "pool initialization failed");
+		goto unlink_file;
+	}
+	return pbp;
+
+fail:
+	oerrno = errno;
+	close(fd);
+	errno = oerrno;
+unlink_file:
+	if (created) {
+		oerrno = errno;
+		unlink(path);
+		errno = oerrno;
+	}
+	return NULL;
+}
+
+/* Open and check the pool; the BTT only if @with_btt. */
+static struct pmemblk *pool_open(const char *path, size_t bsize, bool rdonly,
+				 bool with_btt)
+{
+	struct pmemblk *pbp;
+	struct stat st;
+	int fd;
+
+	if (!path) {
+		blk_error(EINVAL, "no path");
+		return NULL;
+	}
+	fd = open(path, (rdonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0) {
+		blk_error(errno, "open \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		blk_error(EINVAL, "\"%s\" is not a pool file", path);
+		close(fd);
+		return NULL;
+	}
+	if (is_poolset(fd)) {
+		blk_error(ENOTSUP, "%s is a pool set file: pool sets are not "
+			  "supported by ntmem's libpmemblk", path);
+		close(fd);
+		return NULL;
+	}
+	pbp = pool_map(fd, path, rdonly);
+	if (!pbp)
+		return NULL;
+	if (hdr_check(pbp, &bsize)) {
+		int oerrno = errno;
+
+		pool_free(pbp);
+		errno = oerrno;
+		return NULL;
+	}
+	pbp->bsize = (uint32_t)bsize;
+	if (with_btt && pool_btt(pbp, btt_absent(pbp) && !pbp->rdonly)) {
+		int oerrno = errno;
+
+		pool_free(pbp);
+		errno = oerrno;
+		return NULL;
+	}
+	return pbp;
+}
+
+PMEMblkpool *pmemblk_open(const char *path, size_t bsize)
+{
+	struct pmemblk *pbp = pool_open(path, bsize, false, true);
+
+	if (pbp && blk_ctl_verbose)
+		fprintf(stderr, "ntmem libpmemblk: %s: bsize %u, %llu blocks, "
+			"%s\n", path, pbp->bsize,
+			(unsigned long long)ntm_btt_nlba(pbp->btt),
+			pbp->is_pmem ? "flush + drain" : "msync");
+	return pbp;
+}
+
+void pmemblk_close(PMEMblkpool *pbp)
+{
+	if (pbp)
+		pool_free(pbp);
+}
+
+/*
+ * 1 consistent, 0 not, -1 when the pool cannot be opened (errno). Nothing
+ * is written: the file is mapped read-only and the BTT opened read-only,
+ * so no flog is replayed.
+ */
+int pmemblk_check(const char *path, size_t bsize)
+{
+	struct pmemblk *pbp = pool_open(path, bsize, true, false);
+	int ret;
+
+	if (!pbp)
+		return -1;
+	/* Never written: nothing but zeros, which PMDK calls consistent. */
+	if (btt_absent(pbp)) {
+		pool_free(pbp);
+		return 1;
+	}
+	if (pool_btt(pbp, false)) {
+		pool_free(pbp);
+		return 0;
+	}
+	ret = ntm_btt_check(pbp->btt);
+	if (ret)
+		blk_error(-ret, "%s", ntm_errmsg());
+	pool_free(pbp);
+	return ret ? 0 : 1;
+}
