@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * peer_pmemblk.c - dlopen() PMDK's libpmemblk.so.1 for side-by-side runs.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "peer_pmemblk.h"
+
+bool peer_pmemblk_load(struct peer_pmemblk *p, char *why, size_t len)
+{
+	struct link_map *map = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->handle = dlopen("libpmemblk.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!p->handle) {
+		snprintf(why, len, "libpmemblk.so.1 not found "
+			 "(apt-get install libpmemblk1)");
+		return false;
+	}
+	if (dlinfo(p->handle, RTLD_DI_LINKMAP, &map) == 0 && map)
+		snprintf(p->path, sizeof(p->path), "%s", map->l_name);
+
+	*(void **)&p->create = dlsym(p->handle, "pmemblk_create");
+	*(void **)&p->close = dlsym(p->handle, "pmemblk_close");
+	*(void **)&p->nblock = dlsym(p->handle, "pmemblk_nblock");
+	*(void **)&p->read = dlsym(p->handle, "pmemblk_read");
+	*(void **)&p->write = dlsym(p->handle, "pmemblk_write");
+	*(void **)&p->errormsg = dlsym(p->handle, "pmemblk_errormsg");
+	if (!p->create || !p->close || !p->nblock || !p->read || !p->write ||
+	    !p->errormsg) {
+		snprintf(why, len, "%s lacks the pmemblk_* functions", p->path);
+		peer_pmemblk_unload(p);
+		return false;
+	}
+	return true;
+}
+
+void peer_pmemblk_unload(struct peer_pmemblk *p)
+{
+	if (p->handle)
+		dlclose(p->handle);
+	p->handle = NULL;
+}
