@@ -21,6 +21,7 @@
 #include <ntmem/memmap.h>
 #include <ntmem/mc.h>
 #include <ntmem/blk.h>
+#include <ntmem/btt.h>
 
 #ifdef __cplusplus
 extern "C" {

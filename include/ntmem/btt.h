@@ -36,12 +36,23 @@ struct ntm_btt;
 
 #define NTM_BTT_CREATE (1u << 0)	/* lay out a new BTT over the range */
 #define NTM_BTT_READONLY (1u << 1)	/* never write the media */
+/*
+ * With no BTT in the range (no info block signature at its start nor at
+ * the first arena's backup position), open anyway as PMDK's libpmemblk
+ * does: every block reads as zeros and the first write (or
+ * ntm_btt_set_error()) lays out the BTT. libpmemblk's pmemblk_create()
+ * writes no BTT, so its fresh pools need this.
+ */
+#define NTM_BTT_LAZY (1u << 2)
 
 struct ntm_btt_config {
-	uint32_t lbasize;	/* external block size; 0 means 512 */
+	uint32_t lbasize;	/* external block size; 0 means 512 (on
+				 * open: whatever the media has) */
 	uint32_t nfree;		/* free blocks per arena; 0 means 256 */
 	unsigned nlanes;	/* 0 means min(nfree, CPUs) */
-	const uint8_t *parent_uuid;	/* 16 bytes, or NULL for zeros */
+	const uint8_t *parent_uuid;	/* 16 bytes, or NULL for zeros (on
+					 * open: NULL accepts any, else the
+					 * media's must match) */
 	unsigned flags;		/* NTM_BTT_* */
 	/*
 	 * Makes [p, p + n) durable; NULL means flush + drain (ntm_persist),
