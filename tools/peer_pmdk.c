@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * peer_pmdk.c - dlopen() PMDK's libpmem.so.1 for side-by-side runs.
+ * peer_pmdk.c - dlopen() PMDK's libpmem.so.1 for side-by-side runs, and the
+ * dlopen() every peer library goes through.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -10,18 +11,29 @@
 
 #include "peer_pmdk.h"
 
-bool peer_pmdk_load(struct peer_pmdk *p, char *why, size_t len)
+void *peer_dlopen(const char *soname, const char *package, char *path,
+		  size_t plen, char *why, size_t wlen)
 {
 	struct link_map *map = NULL;
+	void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 
-	memset(p, 0, sizeof(*p));
-	p->handle = dlopen("libpmem.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!p->handle) {
-		snprintf(why, len, "libpmem.so.1 not found (apt-get install libpmem1)");
-		return false;
+	if (!handle) {
+		snprintf(why, wlen, "%s not found (apt-get install %s)", soname,
+			 package);
+		return NULL;
 	}
-	if (dlinfo(p->handle, RTLD_DI_LINKMAP, &map) == 0 && map)
-		snprintf(p->path, sizeof(p->path), "%s", map->l_name);
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map)
+		snprintf(path, plen, "%s", map->l_name);
+	return handle;
+}
+
+bool peer_pmdk_load(struct peer_pmdk *p, char *why, size_t len)
+{
+	memset(p, 0, sizeof(*p));
+	p->handle = peer_dlopen("libpmem.so.1", "libpmem1", p->path,
+				sizeof(p->path), why, len);
+	if (!p->handle)
+		return false;
 
 	*(void **)&p->memcpy = dlsym(p->handle, "pmem_memcpy");
 	*(void **)&p->memcpy_persist = dlsym(p->handle, "pmem_memcpy_persist");

@@ -29,6 +29,13 @@ struct peer_pmdk {
  * @why says what was missing.
  */
 bool peer_pmdk_load(struct peer_pmdk *p, char *why, size_t len);
+
+/*
+ * dlopen() @soname from the loader's search path; @path gets the file it
+ * picked. NULL with @why naming the Debian @package to install.
+ */
+void *peer_dlopen(const char *soname, const char *package, char *path,
+		  size_t plen, char *why, size_t wlen);
 void peer_pmdk_unload(struct peer_pmdk *p);
 
 #endif

@@ -4,25 +4,19 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "peer_pmdk.h"
 #include "peer_pmemblk.h"
 
 bool peer_pmemblk_load(struct peer_pmemblk *p, char *why, size_t len)
 {
-	struct link_map *map = NULL;
-
 	memset(p, 0, sizeof(*p));
-	p->handle = dlopen("libpmemblk.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!p->handle) {
-		snprintf(why, len, "libpmemblk.so.1 not found "
-			 "(apt-get install libpmemblk1)");
+	p->handle = peer_dlopen("libpmemblk.so.1", "libpmemblk1", p->path,
+				sizeof(p->path), why, len);
+	if (!p->handle)
 		return false;
-	}
-	if (dlinfo(p->handle, RTLD_DI_LINKMAP, &map) == 0 && map)
-		snprintf(p->path, sizeof(p->path), "%s", map->l_name);
 
 	*(void **)&p->create = dlsym(p->handle, "pmemblk_create");
 	*(void **)&p->close = dlsym(p->handle, "pmemblk_close");
