@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "internal.h"
 #include "ntmem/blk.h"
+#include "ntmem/btt.h"
 #include "ntmem/mc.h"
 
 #define CHUNK 4096u	/* the kernel copies pmem a page at a time */
@@ -60,6 +61,11 @@ struct ntm_blk {
 	 */
 	bool reserve;
 	uint64_t *reserved;
+	/*
+	 * BTT mode: every sector goes through it; size and sector are its
+	 * external blocks, and base/size above describe them, not the media.
+	 */
+	struct ntm_btt *btt;
 };
 /* --- the bad-sector list ------------------------------------------------ */
 
@@ -174,6 +180,66 @@ static int bb_add_cb(void *arg, uint64_t sector, uint64_t count)
 
 /* --- open / close ------------------------------------------------------- */
 
+/* The BTT's persist for a namespace behind a page cache: ends in msync. */
+static int btt_persist(void *arg, const void *p, size_t n)
+{
+	return ntm_ns_persist(arg, p, n);
+}
+
+/*
+ * Lay out or open the BTT over the whole namespace and make the device
+ * its external blocks. 0 or -errno with the message set.
+ */
+static int open_btt(struct ntm_blk *b, const struct ntm_blk_config *cfg)
+{
+	struct ntm_btt_config bc = {
+		/* On open the media's; checked against @sector_size below. */
+		.lbasize = cfg->btt_create ? cfg->sector_size : 0,
+		.nfree = cfg->btt_nfree,
+		.flags = (cfg->btt_create ? NTM_BTT_CREATE : 0) |
+			 (b->readonly ? NTM_BTT_READONLY : 0),
+	};
+	uint32_t lbasize;
+	int ret;
+
+	if (cfg->hardened)
+		return ntm_error(-EINVAL, "hardened: not with a BTT, whose "
+				 "copies are its own");
+	if (cfg->btt_create && b->readonly)
+		return ntm_error(-EROFS, "btt: cannot lay out a BTT on a "
+				 "read-only namespace");
+	if (!b->cpu_durable) {
+		bc.persist = btt_persist;
+		bc.persist_arg = b->ns;
+	}
+	/*
+	 * The BTT may put any sector anywhere: allocate the whole file now,
+	 * so a full file system fails the open instead of a later store
+	 * (SIGBUS). The BTT's writes run no fault guard of ours.
+	 */
+	if (b->reserve) {
+		ret = ntm_ns_reserve(b->base, b->size, "a BTT");
+		if (ret)
+			return ret;
+		b->reserve = false;
+	}
+	ret = ntm_btt_open(&b->btt, b->base, b->size, &bc);
+	if (ret)
+		return ret;
+	lbasize = ntm_btt_lbasize(b->btt);
+	if (lbasize != 512 && lbasize != 4096)
+		return ntm_error(-EINVAL, "btt: lbasize %u: ntm_blk takes 512 "
+				 "or 4096", lbasize);
+	if (cfg->sector_size && cfg->sector_size != lbasize)
+		return ntm_error(-EINVAL, "sector_size %u: the BTT's lbasize is "
+				 "%u", cfg->sector_size, lbasize);
+	b->sector = lbasize;
+	b->size = ntm_btt_nlba(b->btt) * lbasize;
+	b->readonly = b->readonly || ntm_btt_readonly(b->btt);
+	b->hardened = false;
+	return 0;
+}
+
 int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 		 const struct ntm_blk_config *cfg)
 {
@@ -208,7 +274,11 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 				cfg->sector_size);
 		goto out_free;
 	}
-	if (b->size % b->sector) {
+	if (cfg->btt) {
+		ret = open_btt(b, cfg);
+		if (ret)
+			goto out_free;
+	} else if (b->size % b->sector) {
 		ret = ntm_error(-EINVAL, "ns: size %llu is not a multiple of the "
 				"sector size %u", (unsigned long long)b->size,
 				b->sector);
@@ -241,7 +311,8 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 		if (ret)
 			goto out_free;
 	}
-	if (kind == NTM_NS_DEVDAX) {
+	/* Under a BTT the raw media's list means nothing to the sectors. */
+	if (kind == NTM_NS_DEVDAX && !b->btt) {
 		struct stat st;
 
 		/* The platform's list is read, never written. */
@@ -268,6 +339,7 @@ void ntm_blk_close(struct ntm_blk *b)
 {
 	if (!b)
 		return;
+	ntm_btt_close(b->btt);
 	free(b->bb_path);
 	free(b->reserved);
 	ntm_bb_free(&b->bad);
@@ -350,6 +422,81 @@ static int check_pages(const struct ntm_blk *b, uint64_t off, size_t len)
 	return 0;
 }
 
+/* Where a request stands in its vectors. */
+struct iov_cursor {
+	const struct iovec *iov;
+	int v;		/* current vector */
+	size_t at;	/* bytes of it done */
+};
+
+/*
+ * The next @n bytes of the vectors: a pointer into them when they are
+ * contiguous there, else NULL and the cursor is left for iov_copy().
+ */
+static uint8_t *iov_take(struct iov_cursor *c, size_t n)
+{
+	uint8_t *p;
+
+	while (c->iov[c->v].iov_len == c->at)	/* skip empty vectors */
+		c->v++, c->at = 0;
+	if (c->iov[c->v].iov_len - c->at < n)
+		return NULL;
+	p = (uint8_t *)c->iov[c->v].iov_base + c->at;
+	c->at += n;
+	return p;
+}
+
+/* Copy @n bytes between @buf and the vectors (a sector split across them). */
+static void iov_copy(struct iov_cursor *c, uint8_t *buf, size_t n, bool to_iov)
+{
+	while (n) {
+		size_t room = c->iov[c->v].iov_len - c->at;
+		size_t k = room < n ? room : n;
+		uint8_t *p = (uint8_t *)c->iov[c->v].iov_base + c->at;
+
+		if (to_iov)
+			memcpy(p, buf, k);
+		else
+			memcpy(buf, p, k);
+		buf += k, n -= k, c->at += k;
+		if (c->at == c->iov[c->v].iov_len)
+			c->v++, c->at = 0;
+	}
+}
+
+/*
+ * A request in BTT mode: sector by sector on one lane the calling thread
+ * holds for the whole request. A sector whose bytes span two vectors goes
+ * through a bounce buffer; all others are copied straight to or from the
+ * caller's memory by the BTT.
+ */
+static ssize_t btt_rw(struct ntm_blk *b, const struct iovec *iov, size_t len,
+		      uint64_t off, bool write)
+{
+	uint8_t bounce[4096] __attribute__((aligned(64)));
+	struct iov_cursor c = { iov, 0, 0 };
+	uint64_t lba = off / b->sector, end = (off + len) / b->sector;
+	unsigned lane = ntm_btt_lane_get(b->btt);
+	int ret = 0;
+
+	/* iov_total() made sure the vectors hold exactly @len bytes. */
+	for (; lba < end && !ret; lba++) {
+		uint8_t *p = iov_take(&c, b->sector);
+
+		if (!p) {
+			p = bounce;
+			if (write)
+				iov_copy(&c, p, b->sector, false);
+		}
+		ret = write ? ntm_btt_write(b->btt, lane, lba, p)
+			    : ntm_btt_read(b->btt, lane, lba, p);
+		if (!ret && !write && p == bounce)
+			iov_copy(&c, p, b->sector, true);
+	}
+	ntm_btt_lane_put(b->btt, lane);
+	return ret ? ret : (ssize_t)len;
+}
+
 static ssize_t do_read(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 		       size_t len, uint64_t off)
 {
@@ -358,6 +505,8 @@ static ssize_t do_read(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 	if (bb_overlaps(b, off, len))
 		return ntm_error(-EIO, "offset %llu length %zu: bad sector",
 				 (unsigned long long)off, len);
+	if (b->btt)
+		return btt_rw(b, iov, len, off, false);
 	if (b->hardened && check_pages(b, off, len))
 		return -EFAULT;
 	for (int v = 0; v < iovcnt; v++) {
@@ -509,9 +658,16 @@ static ssize_t do_write(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 	/*
 	 * A bad sector is cleared only once the new data is durable: a crash
 	 * in between leaves it bad (a read fails), never good with old data.
+	 * A BTT write is durable when it returns.
 	 */
-	ret = store_guarded(b, iov, iovcnt, off, len,
-			    clears || (flags & NTM_BLK_FUA));
+	if (b->btt) {
+		ssize_t n = btt_rw(b, iov, len, off, true);
+
+		ret = n < 0 ? (int)n : 0;
+	} else {
+		ret = store_guarded(b, iov, iovcnt, off, len,
+				    clears || (flags & NTM_BLK_FUA));
+	}
 	if (ret)
 		return ret;
 	if (clears) {
@@ -599,7 +755,8 @@ int ntm_blk_flush(struct ntm_blk *b)
 
 	if (!b)
 		return ntm_error(-EINVAL, "blk: NULL");
-	if (b->cpu_durable) {
+	/* A BTT write persisted itself (msync too, where needed). */
+	if (b->cpu_durable || b->btt) {
 		/* Orders every earlier NT store and write-back of this CPU. */
 		ntm_arch_drain();
 		return 0;

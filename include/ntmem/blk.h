@@ -32,6 +32,23 @@
  * is -EIO, even when it happens during the copy (the bytes of the request
  * before the missing page may then hold new data, as after a crash).
  *
+ * BTT mode (ntm_blk_config.btt): the device is the BTT's external blocks,
+ * sector size = its lbasize (512 or 4096), size = blocks x lbasize. Each
+ * sector is read and written by ntm_btt_read()/ntm_btt_write() on a lane
+ * the calling thread holds for the request, and is atomic on its own: a
+ * request of several sectors is not, and one that fails part way leaves
+ * the sectors before the failure written. Every write is durable on
+ * return (FUA is implied); ntm_blk_flush() only drains. A BTT whose
+ * metadata cannot be trusted opens read-only: writes are -EROFS. The bad-sector
+ * list applies on top, in 512-byte units of the device the caller sees:
+ * a read touching one is -EIO, a write clears it once durable. A devdax
+ * device's sysfs list describes the raw media under the BTT's layout, so
+ * it is not loaded: a poisoned block read through the BTT is -EIO from
+ * the machine-check-safe copy instead. A file-backed namespace is
+ * allocated whole (fallocate) when the device opens, since the BTT may
+ * place a sector anywhere: a full file system is -ENOSPC then, not a
+ * SIGBUS later. Hardened mode does not apply (the copies are the BTT's).
+ *
  * Pointers are checked once per request: a NULL device, buffer, vector
  * or vector base is -EINVAL naming it. Other invalid pointers in the
  * caller's memory are undefined behaviour, as with read(2) into them
@@ -74,6 +91,18 @@ struct ntm_blk_config {
 	 * temporary memory. A devdax device reads its list from sysfs.
 	 */
 	const char *badblocks_path;
+	/*
+	 * Atomic sectors: with @btt every sector goes through a BTT over the
+	 * whole namespace (ntmem/btt.h), so a crash or a racing reader sees
+	 * each sector entirely old or entirely new. @btt_create lays a new
+	 * BTT out (what the namespace held is lost); without it the BTT
+	 * already there is opened and its lbasize is the sector size
+	 * (@sector_size 0, or the same value). @btt_nfree: free blocks per
+	 * arena when creating; 0 means 256 (also the most lanes).
+	 */
+	bool btt;
+	bool btt_create;
+	uint32_t btt_nfree;
 };
 
 struct ntm_badblock {
@@ -86,8 +115,11 @@ struct ntm_badblock {
  *
  * Return: 0, or -EINVAL (sector size; a namespace size that is not a
  * multiple of it; a bad-sector list file with a line that is not
- * "sector count", or that is not a regular file), -EISDIR (the list path
- * is a directory), -ENOMEM, or the error reading the bad-sector list.
+ * "sector count", or that is not a regular file; with a BTT: hardened
+ * mode, a sector size other than the BTT's, metadata that cannot be
+ * trusted), -EISDIR (the list path is a directory), -ENOMEM, -ENOSPC (no
+ * room for a BTT, or for a file-backed namespace's blocks), or the error
+ * reading the bad-sector list.
  */
 int ntm_blk_open(struct ntm_blk **blk, struct ntm_ns *ns,
 		 const struct ntm_blk_config *cfg);
