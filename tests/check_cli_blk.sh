@@ -4,8 +4,9 @@
 # check_cli_blk.sh NTMEM - `ntmem blk` and `ntmem bench blk` as a user meets
 # them: help, an emulated namespace created as a sparse file, bad sectors
 # injected, listed (text and JSON) and cleared, errors that name the bad
-# option (exit 2) or the failing path (exit 1), and a tiny benchmark whose
-# JSON holds every pattern x implementation row. Everything lives in a
+# option (exit 2) or the failing path (exit 1), a BTT created and checked
+# (clean, corrupted, not a BTT), and tiny benchmarks whose JSON holds every
+# pattern x implementation row, with --btt its BTT and libpmemblk rows. Everything lives in a
 # fresh directory under /tmp, but the benchmark's namespace in one under
 # /dev/shm when there is one (see below); every bench run that should be
 # rejected also carries a tiny --size, so a check that regressed runs a
@@ -53,6 +54,49 @@ expect 1 "create on an existing path" "$ntmem" blk create "$ns" --size 16m
 err_names "$ns" "create error names the path"
 if [ "$(stat -c %s "$ns")" = 16777216 ]; then ok "the existing file is kept"
 else bad "the existing file changed"; fi
+
+# --- BTT: create --btt, check --------------------------------------------
+
+bt=$tmp/btt
+expect 0 "create --btt" "$ntmem" blk create "$bt" --size 16m --btt
+if grep -q "BTT of [0-9]* 512-byte sectors" "$out"; then
+	ok "create --btt prints the BTT's sectors"; else
+	bad "create --btt output: '$(cat "$out")'"; fi
+expect 0 "check a fresh BTT" "$ntmem" blk check "$bt"
+if grep -q "consistent" "$out"; then ok "check says consistent"; else
+	bad "check output: '$(cat "$out")'"; fi
+expect 0 "create --btt --sector-size 4096" "$ntmem" blk create "$tmp/btt4k" \
+	--size 16m --btt --sector-size 4096
+if grep -q "4096-byte sectors" "$out"; then ok "4096-byte BTT sectors"; else
+	bad "create --sector-size 4096 output: '$(cat "$out")'"; fi
+expect 0 "check a 4096-byte BTT" "$ntmem" blk check "$tmp/btt4k"
+expect 2 "create --sector-size 1024" "$ntmem" blk create "$tmp/bad1" \
+	--size 16m --btt --sector-size 1024
+err_names "invalid --sector-size '1024'" "--sector-size 1024 is named"
+expect 2 "create --sector-size without --btt" "$ntmem" blk create "$tmp/bad2" \
+	--size 16m --sector-size 4096
+err_names "--sector-size" "--sector-size without --btt is named"
+expect 2 "check with an option" "$ntmem" blk check "$bt" --json
+expect 2 "check without PATH" "$ntmem" blk check
+expect 1 "check of a namespace without a BTT" "$ntmem" blk check "$ns"
+err_names "inconsistent" "no BTT: inconsistent"
+expect 1 "check of a missing path" "$ntmem" blk check "$tmp/missing"
+err_names "$tmp/missing" "check: the missing path is named"
+if [ -e "$tmp/bad1" ] || [ -e "$tmp/bad2" ] || [ -e "$tmp/missing" ]; then
+	bad "a rejected create or check made a file"; else
+	ok "rejected creates and checks make nothing"; fi
+# Junk over the primary info block (the first 4 KiB of the only arena):
+# the backup still opens the BTT, the check names the damage, and the
+# file is left exactly as it was.
+cp "$bt" "$tmp/btt-bad"
+printf 'not a btt info block, junk junk junk junk junk junk junk junk' |
+	dd of="$tmp/btt-bad" bs=1 seek=16 conv=notrunc 2>/dev/null
+cp "$tmp/btt-bad" "$tmp/btt-bad.orig"
+expect 1 "check a corrupted BTT" "$ntmem" blk check "$tmp/btt-bad"
+err_names "inconsistent: ." "the corruption is named"
+if cmp -s "$tmp/btt-bad" "$tmp/btt-bad.orig"; then
+	ok "check changed nothing"; else bad "check wrote to the file"; fi
+rm -f "$bt" "$tmp/btt4k" "$tmp/btt-bad" "$tmp/btt-bad.orig"
 
 # --- bad sectors ---------------------------------------------------------
 
@@ -181,6 +225,35 @@ if [ -z "$(find "$tmp" "$shm" -mindepth 1)" ]; then
 	ok "bench blk removes its namespace"; else
 	bad "bench blk left files"; find "$tmp" "$shm" -mindepth 1 | sed 's/^/# /'; fi
 
+# --btt: the BTT and libpmemblk rows, the ratio lines, nothing left behind.
+expect 0 "bench blk --btt --json (64m, 2000 ops)" "$ntmem" bench blk --btt \
+	--size 64m --ops 2000 --runs 1 --dir "$shm" --json
+json_ok "bench blk --btt --json parses"
+if python3 - "$out" <<'PY'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+rows, meta = doc["rows"], doc["meta"]
+got = {(r["pattern"], r["impl"]) for r in rows}
+patterns = {"seq-read", "rand-read", "seq-write-fua", "rand-write-fua"}
+for p in patterns:
+    assert (p, "btt") in got and (p, "direct") in got, (p, got)
+assert ("rand-write-fua", "btt-2t") in got, got
+assert [r for r in rows if r["impl"] == "btt-2t"][0]["threads"] == 2
+assert sum(r["impl"] == "btt-2t" for r in rows) == 1, got
+pmemblk = not meta["pmemblk"].startswith("libpmemblk.so.1 not found")
+assert pmemblk == all((p, "pmemblk") in got for p in patterns), meta
+for r in rows:
+    assert r["kiops"] > 0, r
+for k in ("btt_p50_write_x_direct", "btt_2t_write_x_1t") + (
+        ("btt_rand_write_x_pmemblk", "btt_rand_read_x_pmemblk") if pmemblk else ()):
+    assert float(meta[k]) > 0 and math.isfinite(float(meta[k])), (k, meta)
+PY
+then ok "bench blk --btt: btt, btt-2t, pmemblk rows and the ratios"
+else bad "bench blk --btt rows"; fi
+if [ -z "$(find "$tmp" "$shm" -mindepth 1)" ]; then
+	ok "bench blk --btt removes its namespaces and pool"; else
+	bad "bench blk --btt left files"; find "$tmp" "$shm" -mindepth 1 | sed 's/^/# /'; fi
+
 # bench_bad TEXT DESCRIPTION ARG...: exit 2, stderr contains TEXT.
 bench_bad() {
 	text=$1 what=$2
@@ -193,6 +266,8 @@ bench_bad "invalid --bs '100'" "--bs 100" --bs 100
 bench_bad "invalid --ops '0'" "--ops 0" --ops 0
 bench_bad "invalid --runs '0'" "--runs 0" --runs 0
 bench_bad "invalid --size '5000'" "--size 5000" --size 5000
+bench_bad "invalid --bs '1024'" "--btt --bs 1k" --btt --bs 1k
+bench_bad "invalid --device" "--btt --device" --btt --device /dev/null
 if [ -z "$(find "$tmp" -mindepth 1)" ]; then
 	ok "bad bench options create no namespace"; else
 	bad "bad bench options left files in $tmp"; fi

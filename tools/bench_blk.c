@@ -11,14 +11,23 @@
  *   pmdk           PMDK on the same mapping: pmem_memcpy_persist() writes,
  *                  memcpy() reads (what fio's libpmem engine does)
  *
- * Every row uses the same offsets (after the map=dev memmap's reserve),
- * the same request sequence and the same buffer; runs are interleaved and
- * the namespace is written once before timing so no page is faulted in
- * while measured.
+ * and with --btt, atomic sectors:
+ *
+ *   btt            ntm_blk in BTT mode on a second namespace of the same
+ *                  size in the same directory
+ *   btt-2t         the same, random writes from two threads at once
+ *   pmemblk        PMDK's libpmemblk (Debian's libpmemblk1, dlopen()ed)
+ *                  on a pool file of the same size in the same directory
+ *
+ * Every row uses the same offsets (after the map=dev memmap's reserve;
+ * the BTT and pmemblk rows the same block numbers), the same request
+ * sequence and the same buffer; runs are interleaved and every device is
+ * written whole before timing so no page is faulted in while measured.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +39,13 @@
 #include "commands.h"
 #include "parse.h"
 #include "peer_pmdk.h"
+#include "peer_pmemblk.h"
 
-
-enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_PMDK, NIMPL };
+enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_PMDK, I_BTT, I_BTT2,
+	    I_PMEMBLK, NIMPL };
 static const char *const impl_names[] = { "direct", "hardened-mem",
-					  "hardened-dev", "pmdk" };
+					  "hardened-dev", "pmdk", "btt",
+					  "btt-2t", "pmemblk" };
 enum pattern { P_SEQ_READ, P_RAND_READ, P_SEQ_WRITE, P_RAND_WRITE, NPAT };
 static const char *const pattern_names[] = { "seq-read", "rand-read",
 					     "seq-write-fua", "rand-write-fua" };
@@ -43,14 +54,21 @@ struct options {
 	uint64_t size, bs, ops;
 	int runs;
 	const char *device, *dir;
-	bool json, csv, pmdk;
+	bool json, csv, pmdk, btt;
 };
 
 struct target {
 	struct ntm_ns *ns;
-	struct ntm_blk *blk[NIMPL];	/* I_PMDK: none */
+	struct ntm_blk *blk[I_PMDK];
 	struct ntm_memmap *mm_mem, *mm_dev;
 	struct peer_pmdk pmdk;
+	/* --btt: the BTT's namespace and device, libpmemblk's pool */
+	struct ntm_ns *btt_ns;
+	struct ntm_blk *btt;
+	struct peer_pmemblk pmemblk;
+	void *pool;
+	bool pmemblk_forced;		/* we set PMEM_IS_PMEM_FORCE=1 */
+	bool on[NIMPL];			/* which rows run */
 	uint8_t *base;
 	uint64_t first;			/* first byte offset used */
 	uint64_t *seq, *rand;		/* offsets per request */
@@ -74,6 +92,16 @@ static int run_once(struct target *t, const struct options *o, enum impl im,
 				t->pmdk.memcpy_persist(t->base + offs[i], t->buf, o->bs);
 			else
 				memcpy(t->buf, t->base + offs[i], o->bs);
+		} else if (im == I_PMEMBLK) {
+			long long blk = (long long)((offs[i] - t->first) / o->bs);
+
+			r = (write ? t->pmemblk.write(t->pool, t->buf, blk)
+				   : t->pmemblk.read(t->pool, t->buf, blk)) ? -EIO : r;
+		} else if (im == I_BTT) {
+			r = write ? ntm_blk_write(t->btt, t->buf, o->bs,
+						  offs[i] - t->first, NTM_BLK_FUA)
+				  : ntm_blk_read(t->btt, t->buf, o->bs,
+						 offs[i] - t->first);
 		} else if (write) {
 			r = ntm_blk_write(t->blk[im], t->buf, o->bs, offs[i], NTM_BLK_FUA);
 		} else {
@@ -86,6 +114,66 @@ static int run_once(struct target *t, const struct options *o, enum impl im,
 	return 0;
 }
 
+/* Half of a two-thread run: requests [from, to) of the random sequence. */
+struct half {
+	struct target *t;
+	const struct options *o;
+	unsigned long from, to;
+	uint32_t *lat;
+	int ret;
+};
+
+static void *write_half(void *arg)
+{
+	struct half *h = arg;
+
+	for (unsigned long i = h->from; i < h->to; i++) {
+		uint64_t t0 = bench_now_ns();
+		ssize_t r = ntm_blk_write(h->t->btt, h->t->buf, h->o->bs,
+					  h->t->rand[i] - h->t->first, NTM_BLK_FUA);
+
+		if (r != (ssize_t)h->o->bs) {
+			h->ret = r < 0 ? (int)r : -EIO;
+			return NULL;
+		}
+		h->lat[i] = (uint32_t)(bench_now_ns() - t0);
+	}
+	return NULL;
+}
+
+/*
+ * btt-2t: the @ops random writes split between this thread and one more,
+ * each on its own lane; the run's time is the wall time of both.
+ */
+static int run_two(struct target *t, const struct options *o, uint32_t *lat)
+{
+	struct half h[2] = {
+		{ t, o, 0, o->ops / 2, lat, 0 },
+		{ t, o, o->ops / 2, o->ops, lat, 0 },
+	};
+	pthread_t th;
+	int ret = pthread_create(&th, NULL, write_half, &h[1]);
+
+	if (ret)
+		return -ret;
+	write_half(&h[0]);
+	pthread_join(th, NULL);
+	return h[0].ret ? h[0].ret : h[1].ret;
+}
+
+/* One run of row (@im, @p). */
+static int run_row(struct target *t, const struct options *o, enum impl im,
+		   enum pattern p, uint32_t *lat)
+{
+	return im == I_BTT2 ? run_two(t, o, lat) : run_once(t, o, im, p, lat);
+}
+
+/* btt-2t measures random writes only: one row, the one the issue names. */
+static bool row_runs(const struct target *t, enum impl im, enum pattern p)
+{
+	return t->on[im] && (im != I_BTT2 || p == P_RAND_WRITE);
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -96,6 +184,56 @@ static int cmp_u32(const void *a, const void *b)
 static double pct(const uint32_t *sorted, size_t n, double p)
 {
 	return sorted[(size_t)(p / 100.0 * (double)(n - 1))];
+}
+
+/*
+ * --btt: a BTT over a second namespace of the same size, and libpmemblk's
+ * pool of the same size and block size, both in --dir. 0 or -errno with
+ * the reason in @why.
+ */
+static int setup_btt(struct target *t, const struct options *o, char *why,
+		     size_t wlen)
+{
+	struct ntm_blk_config c = { .sector_size = (unsigned)o->bs,
+				    .btt = true, .btt_create = true };
+	size_t size = ntm_ns_size(t->ns);
+	char path[512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/ntmem-bench-btt-%d", o->dir,
+		 (int)getpid());
+	ret = ntm_ns_create(&t->btt_ns, path, size, 4096,
+			    NTM_NS_TEMPORARY | NTM_NS_EMULATE);
+	if (!ret)
+		ret = ntm_blk_open(&t->btt, t->btt_ns, &c);
+	if (ret) {
+		snprintf(why, wlen, "%s", ntm_errmsg());
+		return ret;
+	}
+	if (!t->on[I_PMEMBLK])
+		return 0;
+	/*
+	 * On a tmpfs ntmem persists with write-back + fence (the page cache
+	 * is the medium); PMDK would msync() there unless told the mapping
+	 * is pmem. Same persistence for both, unless the user chose.
+	 */
+	if (ntm_ns_cpu_durable(t->btt_ns) && !getenv("PMEM_IS_PMEM_FORCE")) {
+		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+		t->pmemblk_forced = true;
+	}
+	snprintf(path, sizeof(path), "%s/ntmem-bench-pmemblk-%d", o->dir,
+		 (int)getpid());
+	t->pool = t->pmemblk.create(path, o->bs, size, 0600);
+	if (!t->pool) {
+		ret = -errno;
+		fprintf(stderr, "ntmem bench blk: pmemblk_create %s: %s\n", path,
+			t->pmemblk.errormsg());
+		why[0] = '\0';
+		return ret < 0 ? ret : -EIO;
+	}
+	/* The mapping is all the pool needs: nothing is left behind. */
+	unlink(path);
+	return 0;
 }
 
 /* 0, or -errno with the reason in @why. */
@@ -131,6 +269,9 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	 */
 	room.dir = o->device ? NULL : o->dir;
 	room.disk = o->device ? 0 : ntm_ns_size(t->ns);
+	/* --btt: the BTT's namespace and pmemblk's pool, each as large. */
+	if (o->btt)
+		room.disk += (t->on[I_PMEMBLK] ? 2 : 1) * ntm_ns_size(t->ns);
 	room.mem = ntm_ns_size(t->ns) / NTM_PAGE_SIZE * 64 + 2 * o->ops * 8 +
 		   (uint64_t)o->runs * o->ops * 4 + o->bs;
 	if (bench_check_room("bench blk", &room)) {
@@ -161,6 +302,11 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 		snprintf(why, wlen, "%s", ntm_errmsg());
 		return ret;
 	}
+	if (o->btt) {
+		ret = setup_btt(t, o, why, wlen);
+		if (ret)
+			return ret;
+	}
 	/* Every row keeps off the map=dev memmap at the start. */
 	t->first = ntm_memmap_first_pfn(t->mm_dev) * (uint64_t)NTM_PAGE_SIZE;
 	if (t->first + o->bs > ntm_ns_size(t->ns)) {
@@ -175,6 +321,12 @@ static void teardown(struct target *t)
 {
 	for (int i = 0; i < I_PMDK; i++)
 		ntm_blk_close(t->blk[i]);
+	ntm_blk_close(t->btt);
+	ntm_ns_close(t->btt_ns);
+	if (t->pool)
+		t->pmemblk.close(t->pool);
+	if (t->pmemblk.handle)
+		peer_pmemblk_unload(&t->pmemblk);
 	ntm_memmap_destroy(t->mm_mem);
 	ntm_memmap_destroy(t->mm_dev);
 	ntm_ns_close(t->ns);
@@ -187,24 +339,75 @@ static void teardown(struct target *t)
 }
 
 static const struct report_col columns[] = {
-	{ "pattern", COL_STR, 0 }, { "impl", COL_STR, 0 }, { "bs", COL_INT, 0 },
+	{ "pattern", COL_STR, 0 }, { "impl", COL_STR, 0 },
+	{ "threads", COL_INT, 0 }, { "bs", COL_INT, 0 },
 	{ "kiops", COL_REAL, 0 },  { "min_kiops", COL_REAL, 0 },
 	{ "max_kiops", COL_REAL, 0 }, { "p50_ns", COL_INT, 0 },
 	{ "p99_ns", COL_INT, 0 },  { "p999_ns", COL_INT, 0 },
 	{ "x_direct", COL_REAL, 2 }, { "x_pmdk", COL_REAL, 2 },
+	{ "x_pmemblk", COL_REAL, 2 },
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
+
+/* Write every block of the BTT and pmemblk devices once, untimed. */
+static int fill_btt(struct target *t, const struct options *o)
+{
+	for (uint64_t off = 0; t->btt && off < ntm_blk_size(t->btt); off += o->bs)
+		if (ntm_blk_write(t->btt, t->buf, o->bs, off, 0) != (ssize_t)o->bs) {
+			fprintf(stderr, "ntmem bench blk: btt: ntm_blk_write: %s\n",
+				ntm_errmsg());
+			return -1;
+		}
+	for (size_t b = 0; t->pool && b < t->pmemblk.nblock(t->pool); b++)
+		if (t->pmemblk.write(t->pool, t->buf, (long long)b)) {
+			fprintf(stderr, "ntmem bench blk: pmemblk_write: %s\n",
+				t->pmemblk.errormsg());
+			return -1;
+		}
+	return 0;
+}
+
+/* What the issue measures the BTT by, from the rows; NaN when not run. */
+static void btt_ratios(struct report *rep, const struct target *t,
+		       double kiops[NPAT][NIMPL], double p50[NPAT][NIMPL])
+{
+	double nan = NAN;
+	double wr = t->on[I_PMEMBLK] ? kiops[P_RAND_WRITE][I_BTT] /
+				       kiops[P_RAND_WRITE][I_PMEMBLK] : nan;
+	double rd = t->on[I_PMEMBLK] ? kiops[P_RAND_READ][I_BTT] /
+				       kiops[P_RAND_READ][I_PMEMBLK] : nan;
+
+	report_meta(rep, "btt_rand_write_x_pmemblk", "%.2f", wr);
+	report_meta(rep, "btt_rand_read_x_pmemblk", "%.2f", rd);
+	report_meta(rep, "btt_p50_write_x_direct", "%.2f",
+		    p50[P_RAND_WRITE][I_BTT] / p50[P_RAND_WRITE][I_DIRECT]);
+	report_meta(rep, "btt_2t_write_x_1t", "%.2f",
+		    kiops[P_RAND_WRITE][I_BTT2] / kiops[P_RAND_WRITE][I_BTT]);
+}
 
 static int run(const struct options *o)
 {
 	struct target t = { 0 };
 	struct report rep;
-	char kind[32], why[256], buf[160];
+	char kind[32], why[256], bwhy[256], buf[160];
 	double ns[NPAT][NIMPL][BENCH_MAX_RUNS];
-	size_t blocks;
-	int ret, nimpl = NIMPL;
+	double kiops[NPAT][NIMPL], p50[NPAT][NIMPL], p99[NPAT][NIMPL],
+	       p999[NPAT][NIMPL];
+	struct bench_stats st[NPAT][NIMPL];
+	uint64_t blocks;
+	int ret;
 	uint64_t x = 0x2545f4914f6cdd1dull;
 
+	for (int im = 0; im < I_PMDK; im++)
+		t.on[im] = true;
+	t.on[I_PMDK] = o->pmdk && peer_pmdk_load(&t.pmdk, why, sizeof(why));
+	if (!o->pmdk)
+		snprintf(why, sizeof(why), "disabled");
+	t.on[I_BTT] = t.on[I_BTT2] = o->btt;
+	t.on[I_PMEMBLK] = o->btt && o->pmdk &&
+			  peer_pmemblk_load(&t.pmemblk, bwhy, sizeof(bwhy));
+	if (!o->pmdk || !o->btt)
+		snprintf(bwhy, sizeof(bwhy), "%s", o->btt ? "disabled" : "no --btt");
 	ret = setup(&t, o, kind, sizeof(kind), why, sizeof(why));
 	if (ret) {
 		if (why[0])	/* else setup() said why */
@@ -212,12 +415,12 @@ static int run(const struct options *o)
 		teardown(&t);
 		return 1;
 	}
-	if (!o->pmdk || !peer_pmdk_load(&t.pmdk, why, sizeof(why))) {
-		if (!o->pmdk)
-			snprintf(why, sizeof(why), "disabled");
-		nimpl = I_PMDK;
-	}
+	/* The same block numbers must exist on every device. */
 	blocks = (ntm_ns_size(t.ns) - t.first) / o->bs;
+	if (t.btt && ntm_blk_size(t.btt) / o->bs < blocks)
+		blocks = ntm_blk_size(t.btt) / o->bs;
+	if (t.pool && t.pmemblk.nblock(t.pool) < blocks)
+		blocks = t.pmemblk.nblock(t.pool);
 	t.seq = calloc(o->ops, sizeof(*t.seq));
 	t.rand = calloc(o->ops, sizeof(*t.rand));
 	t.buf = aligned_alloc(4096, (o->bs + 4095) & ~(size_t)4095);
@@ -248,6 +451,47 @@ static int run(const struct options *o)
 		teardown(&t);
 		return 1;
 	}
+	if (fill_btt(&t, o)) {
+		teardown(&t);
+		return 1;
+	}
+
+	for (int p = 0; p < NPAT; p++) {
+		bench_progress(p + 1, NPAT, pattern_names[p]);
+		for (int r = 0; r < o->runs; r++)
+			for (int im = 0; im < NIMPL; im++) {
+				uint64_t t0 = bench_now_ns();
+
+				if (!row_runs(&t, im, p))
+					continue;
+				ret = run_row(&t, o, im, p, t.lat);
+				if (ret) {
+					fprintf(stderr, "ntmem bench blk: %s %s: %s\n",
+						pattern_names[p], impl_names[im],
+						im == I_PMEMBLK ? t.pmemblk.errormsg()
+								: ntm_errmsg());
+					goto out;
+				}
+				ns[p][im][r] = (double)(bench_now_ns() - t0);
+			}
+	}
+	/* Latencies of one more run of each row, sorted: before any row prints. */
+	for (int p = 0; p < NPAT; p++)
+		for (int im = 0; im < NIMPL; im++) {
+			kiops[p][im] = p50[p][im] = p99[p][im] = p999[p][im] = NAN;
+			if (!row_runs(&t, im, p))
+				continue;
+			bench_stats(ns[p][im], o->runs, &st[p][im]);
+			kiops[p][im] = (double)o->ops / st[p][im].median * 1e6;
+			ret = run_row(&t, o, im, p, t.lat);
+			if (ret)
+				goto out;
+			qsort(t.lat, o->ops, sizeof(*t.lat), cmp_u32);
+			p50[p][im] = pct(t.lat, o->ops, 50);
+			p99[p][im] = pct(t.lat, o->ops, 99);
+			p999[p][im] = pct(t.lat, o->ops, 99.9);
+		}
+	bench_progress_done();
 
 	report_init(&rep, bench_format(o->json, o->csv), "ntmem bench blk",
 		    columns, NCOLS);
@@ -256,59 +500,42 @@ static int run(const struct options *o)
 	report_meta(&rep, "namespace", "%s (%s), %s", o->device ? o->device :
 		    "emulated: a sparse file", kind,
 		    parse_size_name(ntm_ns_size(t.ns), buf, sizeof(buf)));
-	report_meta(&rep, "requests", "%llu of %llu bytes per run, one thread, "
-		    "queue depth 1; %d runs, median [min, max]; latency "
-		    "percentiles from one more run of each row",
-		    (unsigned long long)o->ops, (unsigned long long)o->bs, o->runs);
-	report_meta(&rep, "pmdk", "%s", nimpl == NIMPL ? t.pmdk.path : why);
-
-	for (int p = 0; p < NPAT; p++) {
-		bench_progress(p + 1, NPAT, pattern_names[p]);
-		for (int r = 0; r < o->runs; r++)
-			for (int im = 0; im < nimpl; im++) {
-				uint64_t t0 = bench_now_ns();
-
-				ret = run_once(&t, o, im, p, t.lat);
-				if (ret) {
-					fprintf(stderr, "ntmem bench blk: %s %s: %s\n",
-						pattern_names[p], impl_names[im],
-						ntm_errmsg());
-					goto out;
-				}
-				ns[p][im][r] = (double)(bench_now_ns() - t0);
-			}
+	report_meta(&rep, "requests", "%llu of %llu bytes per run, one thread "
+		    "(btt-2t: two, half each), queue depth 1; %d runs, median "
+		    "[min, max]; latency percentiles from one more run of each "
+		    "row", (unsigned long long)o->ops, (unsigned long long)o->bs,
+		    o->runs);
+	report_meta(&rep, "pmdk", "%s", t.on[I_PMDK] ? t.pmdk.path : why);
+	if (o->btt) {
+		report_meta(&rep, "btt", "ntm_blk BTT mode, a second namespace of "
+			    "the same size, %llu blocks used of %llu",
+			    (unsigned long long)blocks,
+			    (unsigned long long)(ntm_blk_size(t.btt) / o->bs));
+		report_meta(&rep, "pmemblk", "%s%s", t.on[I_PMEMBLK] ?
+			    t.pmemblk.path : bwhy, t.on[I_PMEMBLK] &&
+			    t.pmemblk_forced ? ", PMEM_IS_PMEM_FORCE=1 (the "
+			    "page cache of a tmpfs is the medium, as for ntmem)" : "");
+		btt_ratios(&rep, &t, kiops, p50);
 	}
-	bench_progress_done();
-
-	for (int p = 0; p < NPAT; p++) {
-		struct bench_stats st[NIMPL];
-
-		for (int im = 0; im < nimpl; im++)
-			bench_stats(ns[p][im], o->runs, &st[im]);
-		for (int im = 0; im < nimpl; im++) {
-			double kiops = (double)o->ops / st[im].median * 1e6;
-			uint32_t *lat = t.lat;
-
-			/* Latencies of one more run of this row, sorted. */
-			ret = run_once(&t, o, im, p, lat);
-			if (ret)
-				goto out;
-			qsort(lat, o->ops, sizeof(*lat), cmp_u32);
+	for (int p = 0; p < NPAT; p++)
+		for (int im = 0; im < NIMPL; im++) {
+			if (!row_runs(&t, im, p))
+				continue;
 			union report_cell cell[NCOLS] = {
 				{ .s = pattern_names[p] }, { .s = impl_names[im] },
-				{ .i = (long long)o->bs }, { .r = kiops },
-				{ .r = (double)o->ops / st[im].max * 1e6 },
-				{ .r = (double)o->ops / st[im].min * 1e6 },
-				{ .i = (long long)pct(lat, o->ops, 50) },
-				{ .i = (long long)pct(lat, o->ops, 99) },
-				{ .i = (long long)pct(lat, o->ops, 99.9) },
-				{ .r = st[I_DIRECT].median / st[im].median },
-				{ .r = nimpl == NIMPL ? st[I_PMDK].median / st[im].median
-						      : NAN },
+				{ .i = im == I_BTT2 ? 2 : 1 },
+				{ .i = (long long)o->bs }, { .r = kiops[p][im] },
+				{ .r = (double)o->ops / st[p][im].max * 1e6 },
+				{ .r = (double)o->ops / st[p][im].min * 1e6 },
+				{ .i = (long long)p50[p][im] },
+				{ .i = (long long)p99[p][im] },
+				{ .i = (long long)p999[p][im] },
+				{ .r = kiops[p][im] / kiops[p][I_DIRECT] },
+				{ .r = kiops[p][im] / kiops[p][I_PMDK] },
+				{ .r = kiops[p][im] / kiops[p][I_PMEMBLK] },
 			};
 			report_row(&rep, cell);
 		}
-	}
 	report_end(&rep);
 	ret = 0;
 out:
@@ -323,15 +550,23 @@ static void usage(FILE *out)
 	      "psync-style block I/O on a namespace: IOPS and latency percentiles of\n"
 	      "sequential and random reads and FUA writes through ntm_blk (direct, and\n"
 	      "hardened with the memmap in DRAM and on the device) and through PMDK on\n"
-	      "the same mapping, in one run. x_direct and x_pmdk are IOPS ratios.\n"
+	      "the same mapping, in one run. x_direct, x_pmdk and x_pmemblk are IOPS\n"
+	      "ratios.\n"
 	      "\n"
-	      "  -s, --size BYTES   emulated namespace size (default 8g)\n"
+	      "--btt adds atomic sectors: ntm_blk in BTT mode (rows btt, and btt-2t:\n"
+	      "random writes from two threads) on a second namespace, and PMDK's\n"
+	      "libpmemblk on a pool file, both of the same size in DIR; the meta lines\n"
+	      "btt_* give BTT/libpmemblk random write and read IOPS, BTT/direct median\n"
+	      "write latency, and two-thread/one-thread BTT write IOPS.\n"
+	      "\n"
+	      "  -s, --size BYTES   emulated namespace size (default 8g; 4g with --btt)\n"
 	      "  -b, --bs BYTES     request size, a multiple of 512 (default 4k)\n"
 	      "  -n, --ops N        requests per run (default 200000)\n"
 	      "  -r, --runs N       runs, median reported (default 5)\n"
 	      "  -d, --device PATH  a real devdax device or DAX file instead\n"
 	      "      --dir DIR      where the emulated namespace lives (/dev/shm)\n"
-	      "      --no-pmdk      skip PMDK\n"
+	      "      --btt          add the BTT and libpmemblk rows (--bs 512 or 4k)\n"
+	      "      --no-pmdk      skip PMDK (libpmem and libpmemblk)\n"
 	      "      --json, --csv  machine-readable output\n"
 	      "  -h, --help         this text\n"
 	      "\n"
@@ -349,12 +584,13 @@ int cmd_bench_blk(int argc, char **argv)
 		.size = 8ull << 30, .bs = 4096, .ops = 200000, .runs = 5,
 		.dir = "/dev/shm", .pmdk = true,
 	};
-	bool no_pmdk = false;
+	bool no_pmdk = false, have_size = false;
 	const struct opt opts[] = {
 		{ .name = "size", .letter = 's', .kind = OPT_U64,
 		  .dest = &o.size, .min = 4096,
 		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
-		  .multiple = 4096 },
+		  .multiple = 4096, .given = &have_size },
+		{ .name = "btt", .kind = OPT_FLAG, .dest = &o.btt },
 		{ .name = "bs", .letter = 'b', .kind = OPT_U64, .dest = &o.bs,
 		  .min = 512, .max = 64u << 20,
 		  .flags = PARSE_SUFFIX, .multiple = 512 },
@@ -376,5 +612,20 @@ int cmd_bench_blk(int argc, char **argv)
 	o.pmdk = !no_pmdk;
 	if (bench_opt_format("bench blk", o.json, o.csv))
 		return 2;
+	if (o.btt && o.bs != 512 && o.bs != 4096) {
+		char v[24];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)o.bs);
+		return parse_bad_arg("bench blk", "--bs", v,
+				     "512 or 4k with --btt (a BTT sector)");
+	}
+	/* The BTT and pmemblk devices are files in --dir; a device is not. */
+	if (o.btt && o.device)
+		return parse_bad_arg("bench blk", "--device", o.device,
+				     "no --device with --btt (its rows run "
+				     "on emulated namespaces in --dir)");
+	/* Three namespaces of --size: 8g each would not fit 24 GiB of RAM. */
+	if (o.btt && !have_size)
+		o.size = 4ull << 30;
 	return run(&o);
 }

@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_blk.c - `ntmem blk create|inject-error|clear-error|badblocks`: an
- * emulated pmem block device in a file, and its bad-sector list, managed
- * the way ndctl's inject-error / list --media-errors manage a real one.
+ * cmd_blk.c - `ntmem blk create|check|inject-error|clear-error|badblocks`:
+ * an emulated pmem block device in a file, optionally laid out as a BTT
+ * (atomic sectors) and checked, and its bad-sector list, managed the way
+ * ndctl's inject-error / list --media-errors manage a real one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ntmem.h>
+#include <ntmem/btt.h>
 
 #include "commands.h"
 #include "parse.h"
 
 struct blk_args {
 	const char *path;
-	uint64_t size, sector, count;
-	bool json;
+	uint64_t size, sector, count, sector_size;
+	bool json, btt;
 };
 
 static void usage(FILE *out)
 {
-	fputs("usage: ntmem blk create PATH --size BYTES\n"
+	fputs("usage: ntmem blk create PATH --size BYTES [--btt [--sector-size 512|4096]]\n"
+	      "       ntmem blk check PATH\n"
 	      "       ntmem blk inject-error PATH --sector N [--count M]\n"
 	      "       ntmem blk clear-error PATH --sector N [--count M]\n"
 	      "       ntmem blk badblocks PATH [--json]\n"
@@ -33,8 +37,19 @@ static void usage(FILE *out)
 	      "touches one fails with EIO, a write clears it. A real device's list\n"
 	      "belongs to the platform: use ndctl there. BYTES is a decimal number\n"
 	      "with an optional k, m, g or t suffix (binary units), a multiple of 4k;\n"
-	      "N and M are decimal sector numbers.\n",
+	      "N and M are decimal sector numbers.\n"
+	      "\n"
+	      "create --btt lays a BTT out over the file (atomic sectors: a crash or a\n"
+	      "racing reader sees each sector entirely old or new) with sectors of\n"
+	      "--sector-size bytes (default 512); the whole file is then allocated.\n"
+	      "check verifies a BTT's metadata without changing it: exit status 0\n"
+	      "when consistent, 1 with the first problem named.\n",
 	      out);
+}
+
+static bool btt_sector_size(uint64_t v)
+{
+	return v == 512 || v == 4096;
 }
 
 /* The largest sector whose byte offset fits in 64 bits. */
@@ -46,15 +61,21 @@ static void usage(FILE *out)
  */
 static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 {
-	bool have_size = false, have_sector = false;
+	bool have_size = false, have_sector = false, have_sector_size = false;
 	const struct opt size_opts[] = {
 		{ .name = "size", .letter = 's', .kind = OPT_U64,
 		  .dest = &a->size, .min = 4096,
 		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
 		  .multiple = 4096,
 		  .given = &have_size },
+		{ .name = "btt", .kind = OPT_FLAG, .dest = &a->btt },
+		{ .name = "sector-size", .kind = OPT_U64,
+		  .dest = &a->sector_size, .min = 512, .max = 4096,
+		  .flags = PARSE_SUFFIX, .valid = btt_sector_size,
+		  .expected = "512 or 4096", .given = &have_sector_size },
 		{ 0 },
 	};
+	const struct opt no_opts[] = { { 0 } };
 	const struct opt sector_opts[] = {
 		{ .name = "sector", .letter = 'S', .kind = OPT_U64,
 		  .dest = &a->sector, .min = 0, .max = MAX_SECTOR,
@@ -76,14 +97,24 @@ static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->count = 1;
+	a->sector_size = 512;
 	if (!strcmp(argv[0], "create"))
 		c.opts = size_opts;
+	else if (!strcmp(argv[0], "check"))
+		c.opts = no_opts;
 	else if (strcmp(argv[0], "badblocks"))
 		c.opts = sector_opts;
 	if (!parse_args(&c, argc, argv, &status))
 		return status ? status : -1;
 	if (c.opts == size_opts && !have_size)
 		return parse_bad_arg(cmd, "--size", "(none)", "a size such as 8g");
+	/* A plain namespace has no sector size of its own to record. */
+	if (have_sector_size && !a->btt) {
+		char v[24];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)a->sector_size);
+		return parse_bad_arg(cmd, "--sector-size", v, "--btt with it");
+	}
 	if (c.opts == sector_opts && !have_sector)
 		return parse_bad_arg(cmd, "--sector", "(none)", "the first bad sector");
 	return 0;
@@ -131,6 +162,76 @@ static int list(struct ntm_blk *blk, bool json)
 	return 0;
 }
 
+/*
+ * A new emulated namespace, with a BTT laid out over it when asked. A
+ * BTT that cannot be laid out leaves no file behind.
+ */
+static int create(const char *cmd, const struct blk_args *a)
+{
+	struct ntm_blk_config c = { .sector_size = (unsigned)a->sector_size,
+				    .btt = true, .btt_create = true };
+	struct ntm_ns *ns;
+	struct ntm_blk *blk;
+
+	if (ntm_ns_create(&ns, a->path, a->size, 4096, NTM_NS_EMULATE)) {
+		fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+		return 1;
+	}
+	printf("%s: %zu bytes, %s namespace", a->path, ntm_ns_size(ns),
+	       ntm_ns_kind_name(ntm_ns_kind(ns)));
+	if (a->btt) {
+		if (ntm_blk_open(&blk, ns, &c)) {
+			printf("\n");
+			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+			ntm_ns_close(ns);
+			unlink(a->path);
+			return 1;
+		}
+		printf(", BTT of %llu %u-byte sectors",
+		       (unsigned long long)(ntm_blk_size(blk) /
+					    ntm_blk_sector_size(blk)),
+		       ntm_blk_sector_size(blk));
+		ntm_blk_close(blk);
+	}
+	printf("\n");
+	ntm_ns_close(ns);
+	return 0;
+}
+
+/*
+ * Verify a BTT's metadata without writing: the namespace is mapped
+ * read-only and the BTT opened read-only (no flog replay stored).
+ */
+static int check(const char *cmd, const char *path)
+{
+	struct ntm_btt_config c = { .flags = NTM_BTT_READONLY };
+	struct ntm_ns *ns;
+	struct ntm_btt *btt;
+
+	if (ntm_ns_open(&ns, path, NTM_NS_EMULATE | NTM_NS_READONLY)) {
+		fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+		return 1;
+	}
+	if (ntm_btt_open(&btt, ntm_ns_base(ns), ntm_ns_size(ns), &c)) {
+		fprintf(stderr, "ntmem %s: %s: inconsistent: %s\n", cmd, path,
+			ntm_errmsg());
+		ntm_ns_close(ns);
+		return 1;
+	}
+	if (ntm_btt_check(btt)) {
+		fprintf(stderr, "ntmem %s: %s: inconsistent: %s\n", cmd, path,
+			ntm_errmsg());
+		ntm_btt_close(btt);
+		ntm_ns_close(ns);
+		return 1;
+	}
+	printf("%s: BTT consistent, %llu %u-byte sectors\n", path,
+	       (unsigned long long)ntm_btt_nlba(btt), ntm_btt_lbasize(btt));
+	ntm_btt_close(btt);
+	ntm_ns_close(ns);
+	return 0;
+}
+
 int cmd_blk(int argc, char **argv)
 {
 	struct ntm_ns *ns = NULL;
@@ -144,8 +245,9 @@ int cmd_blk(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(sub, "create") && strcmp(sub, "inject-error") &&
-	    strcmp(sub, "clear-error") && strcmp(sub, "badblocks")) {
+	if (strcmp(sub, "create") && strcmp(sub, "check") &&
+	    strcmp(sub, "inject-error") && strcmp(sub, "clear-error") &&
+	    strcmp(sub, "badblocks")) {
 		fprintf(stderr, "ntmem blk: unknown subcommand '%s'\n", sub);
 		usage(stderr);
 		return 2;
@@ -155,16 +257,10 @@ int cmd_blk(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? 0 : ret;
 
-	if (!strcmp(sub, "create")) {
-		if (ntm_ns_create(&ns, a.path, a.size, 4096, NTM_NS_EMULATE)) {
-			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
-			return 1;
-		}
-		printf("%s: %zu bytes, %s namespace\n", a.path, ntm_ns_size(ns),
-		       ntm_ns_kind_name(ntm_ns_kind(ns)));
-		ntm_ns_close(ns);
-		return 0;
-	}
+	if (!strcmp(sub, "create"))
+		return create(cmd, &a);
+	if (!strcmp(sub, "check"))
+		return check(cmd, a.path);
 	if (open_blk(cmd, a.path, &ns, &blk))
 		return 1;
 	if (!strcmp(sub, "badblocks"))

@@ -26,7 +26,7 @@ static const struct command commands[] = {
 	{ "bench", "blk", cmd_bench_blk,
 	  "block I/O IOPS and latency: direct, hardened, PMDK" },
 	{ NULL, "blk", cmd_blk,
-	  "emulated pmem block device: create, inject-error, badblocks" },
+	  "emulated pmem block device: create (BTT), check, bad sectors" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
