@@ -1018,7 +1018,12 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 
 	dst = a->data + (uint64_t)blk * a->internal_lbasize;
 	ntm_memcpy_flush(dst, buf, b->lbasize);
-	/* The data is durable before the flog can point at it. */
+	/*
+	 * The data is durable before the flog can point at it. With the
+	 * default persist the fence after the flog's first store would also
+	 * cover it (the crash images pass without this one); a callback that
+	 * syncs only the range it is given (msync) needs it.
+	 */
 	ret = media_persist(b, dst, b->lbasize);
 	if (ret)
 		return ntm_error(ret, "btt: lba %llu: persist of the data",
@@ -1040,8 +1045,12 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 				 (unsigned long long)lba);
 	}
 	media_store4(&a->map[pre], new);
-	/* Durable before the call returns (and before the old block is
-	 * reused: the flog's old_map is only trusted while the map moved). */
+	/*
+	 * Durable before the call returns. Not needed for atomicity: the
+	 * committed flog entry would redo this store on the next open (the
+	 * crash images pass without it); it keeps the media map current for
+	 * a reader of the image that does not replay the flog.
+	 */
 	ret = media_persist(b, &a->map[pre], 4);
 	pthread_mutex_unlock(lock);
 	if (ret) {
