@@ -30,10 +30,16 @@
 #include <cmocka.h>
 
 #include "btt_layout.h"
+#include "testutil.h"
 #include "ntmem.h"
 #include "ntmem/btt.h"
 
 #define MiB (1ull << 20)
+
+static uint64_t tu_next(uint64_t *s)
+{
+	return tu_rand(s);
+}
 
 static void *region(size_t size)
 {
@@ -334,6 +340,404 @@ static void test_two_arenas(void **state)
 	munmap(base, size);
 }
 
+
+/* --- corrupted pools ----------------------------------------------------------- */
+
+#define CNLBA_MAX 8192
+#define C_NFREE 8u
+
+struct corrupt_ctx {
+	unsigned char *image;	/* the sound pool */
+	unsigned char *work;
+	size_t size;
+	uint64_t nlba;
+	uint32_t ver[CNLBA_MAX];	/* the version each LBA holds */
+};
+
+/*
+ * A sector read from a corrupted pool is acceptable if it is the LBA's
+ * own data (any version of it: a stale flog slot may bring back the one
+ * before) or zeros (a flipped zero flag); never another LBA's.
+ */
+static int sector_ok(const unsigned char *r, uint64_t lba)
+{
+	uint64_t stamp;
+
+	for (unsigned i = 0; i < 512; i++)
+		if (r[i])
+			goto data;
+	return 1;
+data:
+	memcpy(&stamp, r, 8);
+	return stamp == lba;
+}
+
+/*
+ * Open the corrupted copy; it must fail with a message or open, and
+ * then read every LBA without another LBA's data. Return 0 failed open,
+ * 1 read-only, 2 writable. @exact: every LBA must read its own current
+ * version (flips that the checksums or the backup must absorb).
+ */
+static int open_corrupt(struct corrupt_ctx *c, bool exact, const char *what)
+{
+	struct ntm_btt_config cfg = { .lbasize = 512 };
+	struct ntm_btt *b = NULL;
+	unsigned char r[512], w[512];
+	int ret = ntm_btt_open(&b, c->work, c->size, &cfg), kind;
+
+	if (ret) {
+		if (exact)
+			fail_msg("%s: open failed: %s", what, ntm_errmsg());
+		assert_int_equal(ret, -EINVAL);
+		assert_true(strlen(ntm_errmsg()) > 10);
+		return 0;
+	}
+	kind = ntm_btt_readonly(b) ? 1 : 2;
+	if (exact && kind != 2)
+		fail_msg("%s: read-only: %s", what, ntm_errmsg());
+	for (uint64_t l = 0; l < ntm_btt_nlba(b) && l < c->nlba; l++) {
+		ret = ntm_btt_read(b, 0, l, r);
+		if (exact) {
+			pattern(w, 512, l, c->ver[l]);
+			if (ret || memcmp(r, w, 512))
+				fail_msg("%s: lba %llu wrong", what,
+					 (unsigned long long)l);
+			continue;
+		}
+		if (ret == -EIO)
+			continue;
+		assert_int_equal(ret, 0);
+		if (!sector_ok(r, l))
+			fail_msg("%s: lba %llu returned another LBA's data",
+				 what, (unsigned long long)l);
+	}
+	/* What opens writable must be consistent: writes will trust it. */
+	ret = ntm_btt_check(b);
+	if ((exact || kind == 2) && ret)
+		fail_msg("%s: writable but check fails: %s", what,
+			 ntm_errmsg());
+	if (kind == 1)
+		assert_int_equal(ntm_btt_write(b, 0, 0, w), -EROFS);
+	ntm_btt_close(b);
+	return kind;
+}
+
+static void flip(struct corrupt_ctx *c, uint64_t off, unsigned bit)
+{
+	memcpy(c->work, c->image, c->size);
+	c->work[off] ^= (unsigned char)(1u << bit);
+}
+
+static void test_corrupt(void **state)
+{
+	struct corrupt_ctx c = { .size = 2 * MiB };
+	struct ntm_btt_config cfg = {
+		.lbasize = 512, .nfree = C_NFREE, .nlanes = 2,
+		.flags = NTM_BTT_CREATE,
+	};
+	struct ntm_btt *b;
+	unsigned char w[512];
+	struct btt_info i;
+	uint64_t mapoff, flogoff, infooff, stats[3] = { 0 };
+	/* Info block fields: offset, and whether a flip must be absorbed. */
+	static const unsigned fields[] = {
+		0, 13, 15, 16, 31, 32, 47, 48, 52, 54, 56, 60, 64, 68, 72,
+		76, 80, 88, 96, 104, 112, 119, 120, 2000, 4087, 4088, 4095,
+	};
+	char what[96];
+	uint64_t seed = 42;
+
+	(void)state;
+	c.image = region(c.size);
+	c.work = region(c.size);
+	assert_int_equal(ntm_btt_open(&b, c.image, c.size, &cfg), 0);
+	c.nlba = ntm_btt_nlba(b);
+	assert_true(c.nlba <= CNLBA_MAX);
+	/* Every LBA written, some twice, some zeroed, one with an error:
+	 * every flog entry used, map entries of every kind. */
+	for (uint64_t l = 0; l < c.nlba; l++) {
+		c.ver[l] = 1 + (l % 5 == 0);
+		for (uint32_t v = 1; v <= c.ver[l]; v++) {
+			pattern(w, 512, l, v);
+			assert_int_equal(ntm_btt_write(b, (unsigned)(l % 2), l,
+						       w), 0);
+		}
+	}
+	ntm_btt_close(b);
+	memcpy(&i, c.image, sizeof(i));
+	mapoff = le64toh(i.mapoff);
+	flogoff = le64toh(i.flogoff);
+	infooff = le64toh(i.infooff);
+
+	/* Primary or backup alone: the other one repairs it, data intact. */
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+		for (unsigned bit = 0; bit < 8; bit += 7) {
+			snprintf(what, sizeof(what), "info byte %u bit %u",
+				 fields[f], bit);
+			flip(&c, fields[f], bit);
+			open_corrupt(&c, true, what);
+			/* Repaired on media: the primary equals the backup. */
+			assert_memory_equal(c.work, c.work + infooff, 4096);
+			snprintf(what, sizeof(what), "backup byte %u bit %u",
+				 fields[f], bit);
+			flip(&c, infooff + fields[f], bit);
+			open_corrupt(&c, true, what);
+			assert_memory_equal(c.work, c.work + infooff, 4096);
+			/* Both: refused, with a message naming the info block. */
+			flip(&c, fields[f], bit);
+			c.work[infooff + fields[f]] ^= (unsigned char)(1u << bit);
+			assert_int_equal(ntm_btt_open(&b, c.work, c.size, NULL),
+					 -EINVAL);
+			assert_non_null(strstr(ntm_errmsg(), "info block"));
+		}
+
+	/* Map entries: every bit of a few entries, then random ones. */
+	for (uint64_t l = 0; l < c.nlba; l += c.nlba / 7) {
+		for (unsigned bit = 0; bit < 32; bit++) {
+			snprintf(what, sizeof(what), "map %llu bit %u",
+				 (unsigned long long)l, bit);
+			flip(&c, mapoff + 4 * l + bit / 8, bit % 8);
+			stats[open_corrupt(&c, false, what)]++;
+		}
+	}
+	/* Flog: every bit of every field of both slots of a few entries. */
+	for (unsigned e = 0; e < C_NFREE; e += 3)
+		for (unsigned byte = 0; byte < 32; byte++)
+			for (unsigned bit = 0; bit < 8; bit++) {
+				snprintf(what, sizeof(what), "flog %u byte %u "
+					 "bit %u", e, byte, bit);
+				flip(&c, flogoff + 64 * e + byte, bit);
+				stats[open_corrupt(&c, false, what)]++;
+			}
+	/* Random flips anywhere in the metadata. */
+	for (int n = 0; n < 1500; n++) {
+		uint64_t x = tu_next(&seed);
+		uint64_t off;
+
+		switch (n % 3) {
+		case 0:
+			off = mapoff + x % (c.nlba * 4);
+			break;
+		case 1:
+			off = flogoff + x % (C_NFREE * 64);
+			break;
+		default:
+			off = x % 2 ? x % 4096 : infooff + x % 4096;
+			break;
+		}
+		snprintf(what, sizeof(what), "random flip at %llu",
+			 (unsigned long long)off);
+		flip(&c, off, (unsigned)(x >> 40) % 8);
+		stats[open_corrupt(&c, false, what)]++;
+	}
+	printf("corrupt: %llu refused, %llu read-only, %llu writable "
+	       "(flag flips and stale flog slots the format cannot see)\n",
+	       (unsigned long long)stats[0], (unsigned long long)stats[1],
+	       (unsigned long long)stats[2]);
+	munmap(c.image, c.size);
+	munmap(c.work, c.size);
+}
+
+/* --- threads: no mixed sector ----------------------------------------------- */
+
+#define T_THREADS 4
+#define T_LBAS 16
+#define T_OPS 20000
+
+struct tctx {
+	struct ntm_btt *b;
+	int id;
+	uint64_t reads, writes, mixed, errors;
+};
+
+/* A sector is whole when it equals the pattern its own stamp names. */
+static int sector_whole(const unsigned char *r, uint64_t lba)
+{
+	unsigned char want[512];
+	uint64_t stamp, ver;
+
+	memcpy(&stamp, r, 8);
+	memcpy(&ver, r + 8, 8);
+	if (stamp != lba)
+		return 0;
+	pattern(want, 512, lba, ver);
+	return !memcmp(want, r, 512);
+}
+
+static void *tworker(void *arg)
+{
+	struct tctx *t = arg;
+	uint64_t seed = 0x1234 + (uint64_t)t->id, ver = (uint64_t)t->id << 40;
+	unsigned char buf[512];
+
+	for (int i = 0; i < T_OPS; i++) {
+		uint64_t x = tu_next(&seed);
+		uint64_t lba = x % T_LBAS;
+		unsigned lane = ntm_btt_lane_get(t->b);
+
+		if (x & (1ull << 40)) {
+			pattern(buf, 512, lba, ++ver);
+			if (ntm_btt_write(t->b, lane, lba, buf))
+				t->errors++;
+			t->writes++;
+		} else {
+			if (ntm_btt_read(t->b, lane, lba, buf))
+				t->errors++;
+			else if (!sector_whole(buf, lba))
+				t->mixed++;
+			t->reads++;
+		}
+		ntm_btt_lane_put(t->b, lane);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	struct ntm_btt_config cfg = {
+		.lbasize = 512, .nlanes = T_THREADS, .flags = NTM_BTT_CREATE,
+	};
+	struct ntm_btt *b;
+	struct tctx t[T_THREADS];
+	pthread_t th[T_THREADS];
+	uint64_t reads = 0, writes = 0, mixed = 0, errors = 0;
+	unsigned char buf[512];
+
+	(void)state;
+	assert_int_equal(ntm_btt_open(&b, base, size, &cfg), 0);
+	assert_int_equal(ntm_btt_nlanes(b), T_THREADS);
+	for (uint64_t l = 0; l < T_LBAS; l++) {
+		pattern(buf, 512, l, 0);
+		assert_int_equal(ntm_btt_write(b, 0, l, buf), 0);
+	}
+	for (int i = 0; i < T_THREADS; i++) {
+		t[i] = (struct tctx){ .b = b, .id = i + 1 };
+		assert_int_equal(pthread_create(&th[i], NULL, tworker, &t[i]),
+				 0);
+	}
+	for (int i = 0; i < T_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		reads += t[i].reads;
+		writes += t[i].writes;
+		mixed += t[i].mixed;
+		errors += t[i].errors;
+	}
+	printf("threads: %d threads, %llu writes and %llu reads of %d "
+	       "LBAs, %llu mixed sectors, %llu errors\n", T_THREADS,
+	       (unsigned long long)writes, (unsigned long long)reads, T_LBAS,
+	       (unsigned long long)mixed, (unsigned long long)errors);
+	assert_int_equal(mixed, 0);
+	assert_int_equal(errors, 0);
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+	/* Reopen: every block accounted for, every sector whole. */
+	b = open_btt(base, size, 512, 0);
+	assert_int_equal(ntm_btt_check(b), 0);
+	for (uint64_t l = 0; l < T_LBAS; l++) {
+		assert_int_equal(ntm_btt_read(b, 0, l, buf), 0);
+		assert_true(sector_whole(buf, l));
+	}
+	ntm_btt_close(b);
+	munmap(base, size);
+}
+
+/* --- a writer killed with SIGKILL ------------------------------------------- */
+
+#define K_LBAS 64
+
+static void kill_child(unsigned char *base, size_t size, uint64_t seed)
+{
+	struct ntm_btt_config cfg = { .lbasize = 512, .nlanes = 1 };
+	struct ntm_btt *b;
+	unsigned char buf[512];
+
+	if (ntm_btt_open(&b, base, size, &cfg))
+		_exit(3);
+	for (;;) {
+		uint64_t x = tu_next(&seed);
+		uint64_t lba = x % K_LBAS;
+
+		pattern(buf, 512, lba, x);
+		if (ntm_btt_write(b, 0, lba, buf))
+			_exit(4);
+	}
+}
+
+static void test_kill(void **state)
+{
+	const char *env = getenv("NTMEM_BTT_KILLS");
+	unsigned kills = env ? (unsigned)atoi(env) : 2000, clean = 0;
+	size_t size = 2 * MiB;
+	char path[] = "/dev/shm/ntmem-btt-kill-XXXXXX";
+	int fd = mkstemp(path);
+	unsigned char *base, buf[512];
+	struct ntm_btt *b;
+	uint64_t seed = 77;
+	struct timespec t0, t1;
+
+	(void)state;
+	if (fd < 0) {
+		skip();
+		return;
+	}
+	unlink(path);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(base != MAP_FAILED);
+	close(fd);
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	ntm_btt_close(b);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned k = 0; k < kills; k++) {
+		uint64_t x = tu_next(&seed);
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			kill_child(base, size, x | 1);
+		/* 0-1000 us: inside open (its flog replay) now and then,
+		 * mostly inside writes. */
+		struct timespec d = { 0, (long)(x % 1000) * 1000 };
+
+		nanosleep(&d, NULL);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st))
+			fail_msg("kill %u: the writer exited %d", k,
+				 WEXITSTATUS(st));
+		b = open_btt(base, size, 512, 0);
+		assert_false(ntm_btt_readonly(b));
+		if (ntm_btt_check(b))
+			fail_msg("kill %u: %s", k, ntm_errmsg());
+		for (uint64_t l = 0; l < K_LBAS; l++) {
+			uint64_t stamp, ver;
+
+			assert_int_equal(ntm_btt_read(b, 0, l, buf), 0);
+			memcpy(&ver, buf + 8, 8);
+			memcpy(&stamp, buf, 8);
+			/* Zeros (never written) or a whole sector the
+			 * writer wrote to this LBA (version x, x % 64 == l). */
+			if (stamp == 0 && ver == 0 && sector_ok(buf, 1))
+				continue;
+			if (!sector_whole(buf, l) || ver % K_LBAS != l)
+				fail_msg("kill %u: lba %llu is not a value "
+					 "written to it", k,
+					 (unsigned long long)l);
+		}
+		clean++;
+		ntm_btt_close(b);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("kill: %u writers killed with SIGKILL, %u reopened clean, "
+	       "%.1f s\n", kills, clean,
+	       (double)(t1.tv_sec - t0.tv_sec) +
+		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	munmap(base, size);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +749,9 @@ int main(void)
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_two_arenas),
+		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_kill),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
