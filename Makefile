@@ -116,6 +116,14 @@ bench: all
 	gnuplot -e "csv='bench/out/copy.csv'; out='bench/out/copy.png'" bench/plot-copy.gp
 	@echo "wrote bench/out/: copy.csv, copy.png, copy-descriptors.txt, memmap.txt, memmap-2threads.txt, blk.txt"
 
+# Crash images over BTT writes at scale (tests/test_btt_crash.c): `make
+# check` explores about 180k states; CRASH_SCALE=8 multiplies the writes
+# and the samples per crash point by 8, about 11M states (a few minutes).
+CRASH_SCALE ?= 8
+.PHONY: crash
+crash: all
+	NTMEM_CRASH_SCALE=$(CRASH_SCALE) $(BUILD)/tests/test_btt_crash
+
 install: all
 	meson install -C $(BUILD)
 
