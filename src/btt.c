@@ -424,6 +424,32 @@ static int arena_replay(struct ntm_btt *b, struct arena *a, unsigned k)
 	return 0;
 }
 
+/* The state of one scan: blocks seen, blocks seen twice. */
+struct scan {
+	uint8_t *seen, *dup;
+	bool report;		/* ntm_btt_check(): stop at the first problem */
+};
+
+/*
+ * Count block @blk as referenced by @who @n. A block referenced twice
+ * makes the arena read-only and the block unreadable, or with @report
+ * fails the check. Return 0 or -EINVAL (report).
+ */
+static int scan_claim(struct ntm_btt *b, struct arena *a, unsigned k,
+		      struct scan *s, uint32_t blk, const char *who,
+		      uint32_t n)
+{
+	if (bit_test(s->seen, blk)) {
+		if (s->report)
+			return ntm_error(-EINVAL, "btt: arena %u: %s %u: block "
+					 "%u referenced twice", k, who, n, blk);
+		bit_set(s->dup, blk);
+		arena_bad(b, a, k, who, n);
+	}
+	bit_set(s->seen, blk);
+	return 0;
+}
+
 /*
  * Every internal block must be referenced exactly once, by a map entry or
  * a flog free block. A flipped map entry points out of range or at a
@@ -435,70 +461,41 @@ static int arena_scan(struct ntm_btt *b, struct arena *a, unsigned k,
 		      bool report)
 {
 	size_t bytes = a->internal_nlba / 8 + 1;
-	uint8_t *seen = calloc(1, bytes), *dup = calloc(1, bytes);
+	struct scan s = { calloc(1, bytes), calloc(1, bytes), report };
 	int ret = 0;
 
-	if (!seen || !dup) {
-		free(seen);
-		free(dup);
-		return ntm_error(-ENOMEM, "btt: arena %u: scan", k);
+	if (!s.seen || !s.dup) {
+		ret = ntm_error(-ENOMEM, "btt: arena %u: scan", k);
+		goto out;
 	}
-	for (uint32_t l = 0; l < a->external_nlba; l++) {
+	for (uint32_t l = 0; l < a->external_nlba && !ret; l++) {
 		uint32_t e = map_load(&a->map[l]);
 		uint32_t blk = e & BTT_MAP_FLAGS ? e & BTT_MAP_LBA : l;
 
-		if (blk >= a->internal_nlba) {
-			if (report) {
-				ret = ntm_error(-EINVAL, "btt: arena %u: map "
-						"entry %u points outside the "
-						"data area", k, l);
-				goto out;
-			}
+		if (blk < a->internal_nlba)
+			ret = scan_claim(b, a, k, &s, blk, "map entry", l);
+		else if (report)
+			ret = ntm_error(-EINVAL, "btt: arena %u: map entry %u "
+					"points outside the data area", k, l);
+		else
 			arena_bad(b, a, k, "map entry out of range, lba", l);
-			continue;
-		}
-		if (bit_test(seen, blk)) {
-			if (report) {
-				ret = ntm_error(-EINVAL, "btt: arena %u: map "
-						"entry %u: block %u referenced "
-						"twice", k, l, blk);
-				goto out;
-			}
-			bit_set(dup, blk);
-			arena_bad(b, a, k, "block referenced twice, lba", l);
-		}
-		bit_set(seen, blk);
 	}
-	for (uint32_t f = 0; f < a->nfree; f++) {
-		uint32_t blk = a->flogs[f].free;
-
-		if (blk >= a->internal_nlba)
-			continue;	/* reported by the replay */
-		if (bit_test(seen, blk)) {
-			if (report) {
-				ret = ntm_error(-EINVAL, "btt: arena %u: flog "
-						"entry %u: free block %u is "
-						"mapped", k, f, blk);
-				goto out;
-			}
-			bit_set(dup, blk);
-			arena_bad(b, a, k, "free block also mapped, flog", f);
-		}
-		bit_set(seen, blk);
-	}
-	for (uint32_t i = 0; report && i < a->internal_nlba; i++)
-		if (!bit_test(seen, i)) {
+	/* Out-of-range free blocks were reported by the replay. */
+	for (uint32_t f = 0; f < a->nfree && !ret; f++)
+		if (a->flogs[f].free < a->internal_nlba)
+			ret = scan_claim(b, a, k, &s, a->flogs[f].free,
+					 "flog entry", f);
+	for (uint32_t i = 0; report && !ret && i < a->internal_nlba; i++)
+		if (!bit_test(s.seen, i))
 			ret = ntm_error(-EINVAL, "btt: arena %u: block %u is "
 					"neither mapped nor free", k, i);
-			goto out;
-		}
 	if (!report && a->bad) {
-		a->suspect = dup;
-		dup = NULL;
+		a->suspect = s.dup;
+		s.dup = NULL;
 	}
 out:
-	free(seen);
-	free(dup);
+	free(s.seen);
+	free(s.dup);
 	return ret;
 }
 
