@@ -803,6 +803,8 @@ unsigned ntm_btt_lane_get(struct ntm_btt *b)
 {
 	unsigned start = (unsigned)sched_getcpu();
 
+	if (!b)
+		return 0;
 	if (start >= b->nlanes)
 		start %= b->nlanes;
 	for (;;) {
