@@ -19,9 +19,12 @@ build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
 # libcmocka-dev: test assertions. libpmem-dev: PMDK's own libpmem.h, to
 # prove programs written against it build and run on ntmem's drop-in.
 # fio: a real client of libpmem, run on the drop-in with verification.
+# libpmemblk1, libpmemblk-dev, pmdk-tools: PMDK's libpmemblk, its header
+# and pmempool, to prove the libpmemblk drop-in's ABI and that pools move
+# both ways between it and PMDK (fio's pmemblk engine needs libpmemblk1).
 # ThreadSanitizer's runtime (libtsan2 for gcc 12) comes with gcc itself:
 # libgcc-12-dev depends on it.
-check_pkgs="libcmocka-dev binutils libpmem-dev fio"
+check_pkgs="libcmocka-dev binutils libpmem-dev fio libpmemblk1 libpmemblk-dev pmdk-tools"
 # clang: libFuzzer exists only for clang. Its runtime archives
 # (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-dev, which clang
 # only recommends, and recommends are not installed here.
