@@ -47,9 +47,10 @@
  *   - nfree = 256 in both (the kernel: ND_MAX_LANES); lanes are
  *     min(nfree, CPUs) in the kernel, nfree capped by the caller's
  *     maxlane (libpmemblk: the CPU count) in PMDK.
- *   - version: PMDK 1.12.1 writes major 2 minor 1; the kernel writes 1.1
- *     or 2.0 depending on the namespace label version. PMDK accepts any
- *     major >= 1. We write 2.1 and accept majors 1 and 2.
+ *   - version: pools written by Debian's libpmemblk 1.12.1 carry major 1
+ *     minor 1 (bytes 01 00 01 00 at offset 52, observed); the kernel
+ *     writes 1.1 or 2.0 depending on the namespace label version. We
+ *     write 1.1, as PMDK does, and accept majors 1 and 2.
  *
  * Map: one 32-bit entry per external LBA. Bit 31 zero flag, bit 30 error
  * flag, bits 0-29 the internal (post-map) block. Both flags set: a normal
@@ -91,7 +92,7 @@
 #define BTT_MIN_LBASIZE 512u
 #define BTT_INTERNAL_ALIGN 256u
 #define BTT_DEFAULT_NFREE 256u
-#define BTT_MAJOR 2
+#define BTT_MAJOR 1
 #define BTT_MINOR 1
 
 #define BTT_INFO_FLAG_ERROR 0x1u

@@ -117,8 +117,10 @@ for geo in "512 $min" "4096 $min" "4096 67108864"; do
 	else
 		bad "$tag: BTT info differs: ntmem $(info_fields "$a") PMDK $(info_fields "$c")"
 	fi
-	if [ "$(info_major "$a")" != "$(info_major "$c")" ]; then
-		echo "# note: BTT info major version $(info_major "$a"), PMDK writes $(info_major "$c")"
+	if [ "$(info_major "$a")" = "$(info_major "$c")" ]; then
+		ok "$tag: BTT info version equals PMDK's"
+	else
+		bad "$tag: BTT info major version $(info_major "$a"), PMDK writes $(info_major "$c")"
 	fi
 
 	if [ -n "$pmempool" ]; then
