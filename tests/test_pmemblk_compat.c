@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_pmemblk_compat.c - the libpmemblk drop-in's failures against PMDK's.
+ *
+ * Built with PMDK's own header (Debian's libpmemblk-dev, never ntmem's
+ * compat/libpmemblk/include) and linked twice: with ntmem's libpmemblk.so.1
+ * and with Debian's libpmemblk.so.1 (PMDK 1.12.1). Every expectation in
+ * the table is what PMDK's library does; NTMEM_TEST_PMDK=1 says the run is
+ * PMDK's, and skips the rows where ntmem deliberately differs (each says
+ * why, see ntmem-libpmemblk(7)).
+ *
+ * One row per argument combination or failing step of pmemblk_create,
+ * pmemblk_open, pmemblk_check, pmemblk_read, pmemblk_write,
+ * pmemblk_set_zero, pmemblk_set_error, pmemblk_check_version and
+ * pmemblk_ctl_get/set/exec: what is on disk before (nothing, a zeroed or
+ * written file, a pool, a pool with a damaged header, a pool set file),
+ * the arguments, the expected return, errno, a word of pmemblk_errormsg(),
+ * and what must be on disk after: a failed create leaves no file, or the
+ * file exactly as it was; a failed open or check leaves the file as it
+ * was; a successful create leaves a pool of the size asked for (or the
+ * existing file's), with the mode asked for, that opens with its bsize.
+ * The failing steps of create are made to fail for real: open (a missing
+ * directory), the allocation (RLIMIT_FSIZE, with fallocate.at_create 1
+ * and 0), flock (the pool is open). Rows marked ntmem_disagrees are where
+ * the drop-in does not do what PMDK does and is not documented to differ:
+ * they assert PMDK's behaviour in the PMDK run only, and say where.
+ *
+ * Also: pmemblk_errormsg() is per thread, and the functions come from the
+ * library the run means (NTMEM_TEST_LIBPMEMBLK, NTMEM_TEST_NOT_LIBPMEMBLK:
+ * dladdr()).
+ *
+ * Files go in a fresh mkdtemp() directory under /tmp (NTMEM_TEST_TMPDIR),
+ * removed at the end. Arguments: fnmatch() patterns of the rows to run.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#if !__has_include(<libpmemblk.h>)
+#include <stdio.h>
+int main(void)
+{
+	puts("SKIP: PMDK's libpmemblk.h is not installed");
+	return 77;
+}
+#else
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmemblk.h>
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+#define POOL (20 * MiB)
+#define BSIZE ((size_t)512)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static char dir[256];
+
+/* NTMEM_TEST_PMDK=1: the library under test is Debian's PMDK. */
+static bool testing_pmdk(void)
+{
+	const char *e = getenv("NTMEM_TEST_PMDK");
+
+	return e && !strcmp(e, "1");
+}
+
+/* --- the table --------------------------------------------------------- */
+
+enum op {
+	OP_CREATE,
+	OP_OPEN,
+	OP_OPEN_TWICE,		/* open, then open again while open */
+	OP_CHECK,
+	OP_CHECK_OPEN,		/* pmemblk_check() while the pool is open */
+	OP_READ,
+	OP_WRITE,
+	OP_SET_ZERO,
+	OP_SET_ERROR,
+	OP_READ_ERROR,		/* set_error(lba), then read(lba) */
+	OP_CHECK_VERSION,
+	OP_CTL_GET,
+	OP_CTL_SET,
+	OP_CTL_EXEC,
+};
+
+/* What is at the row's path before the call. */
+enum prep {
+	P_NONE,			/* nothing */
+	P_ZERO,			/* prep_size zero bytes */
+	P_SPARSE,		/* prep_size zero bytes, no blocks (ftruncate) */
+	P_DATA,			/* zeros with one byte set at prep_off */
+	P_POOL,			/* a pool (bsize 512, 20 MiB) made by the library */
+	P_POOL_FLIP,		/* that pool, header byte prep_off flipped */
+	P_POOLSET,		/* a pool set file naming one 20 MiB part */
+	P_DIR,			/* a directory */
+};
+
+/* What must be at the path after the call. */
+enum after {
+	A_ANY,			/* not checked */
+	A_NO_FILE,		/* nothing */
+	A_SAME,			/* what prep left (see same_byte()) */
+	A_POOL,			/* a pool: size, mode, signature, opens */
+	A_POOL_ALLOCATED,	/* that, and every byte has its block */
+};
+
+/* Make a step of create fail for real. */
+enum fault {
+	F_NONE,
+	F_FSIZE,		/* RLIMIT_FSIZE 1 MiB: posix_fallocate fails */
+	F_NOFALLOC,		/* fallocate.at_create = 0 */
+	F_FSIZE_NOFALLOC,	/* both */
+};
+
+/* lba relative to the pool's end: nblock + lba */
+#define FROM_END true
+
+/* errno must be what it was before the call */
+#define ERRNO_KEPT (-1)
+
+struct row {
+	const char *name;
+	enum op op;
+	enum prep prep;
+	size_t prep_size;
+	size_t prep_off;
+	const char *path;	/* the path used, if not the row's file */
+	size_t bsize;
+	size_t poolsize;
+	mode_t mode;
+	long long lba;
+	bool lba_from_end;
+	const char *ctl;
+	bool ctl_null_arg;
+	unsigned major, minor;
+	enum fault fault;
+	long ret;		/* 0/1 as returned; pointers: 0 NULL, 1 not */
+	int err;		/* errno on failure (0: success, not checked) */
+	const char *word;	/* in pmemblk_errormsg() (failures) */
+	enum after after;
+	/*
+	 * ntmem differs from PMDK on purpose: skipped in the PMDK run. The
+	 * text says what PMDK does instead.
+	 */
+	const char *ntmem_differs;
+	/*
+	 * ntmem disagrees with PMDK where it means not to: the row asserts
+	 * PMDK's behaviour in the PMDK run only. The text says where.
+	 */
+	const char *ntmem_disagrees;
+};
+
+static const struct row rows[] = {
+	/* --- pmemblk_create ------------------------------------------------ */
+	{ "create", OP_CREATE, P_NONE, .bsize = BSIZE, .poolsize = POOL,
+	  .mode = 0600, .ret = 1, .after = A_POOL_ALLOCATED },
+	/*
+	 * PMDK's fallocate.at_create only decides whether an existing file
+	 * given with poolsize 0 is allocated (util_part_open()); a file it
+	 * creates is always allocated (util_file_create()).
+	 */
+	{ "create_fallocate_off", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = POOL, .mode = 0600, .fault = F_NOFALLOC, .ret = 1,
+	  .after = A_POOL_ALLOCATED,
+	  .ntmem_disagrees = "compat/libpmemblk/pool.c:353: with "
+	  "fallocate.at_create 0 a new pool file is only ftruncate()d "
+	  "(sparse); PMDK still posix_fallocate()s it" },
+	{ "create_poolsize_0_sparse_file", OP_CREATE, P_SPARSE,
+	  .prep_size = POOL, .bsize = BSIZE, .poolsize = 0, .mode = 0600,
+	  .ret = 1, .after = A_POOL_ALLOCATED,
+	  .ntmem_disagrees = "compat/libpmemblk/pool.c:352: an existing "
+	  "file (poolsize 0) is never allocated; PMDK posix_fallocate()s it "
+	  "while fallocate.at_create is 1 (the default)" },
+	{ "create_poolsize_0_sparse_fallocate_off", OP_CREATE, P_SPARSE,
+	  .prep_size = POOL, .bsize = BSIZE, .poolsize = 0, .mode = 0600,
+	  .fault = F_NOFALLOC, .ret = 1, .after = A_POOL },
+	{ "create_mode_0640", OP_CREATE, P_NONE, .bsize = 4096,
+	  .poolsize = POOL, .mode = 0640, .ret = 1, .after = A_POOL },
+	{ "create_bsize_1", OP_CREATE, P_NONE, .bsize = 1, .poolsize = POOL,
+	  .mode = 0600, .ret = 1, .after = A_POOL },
+	{ "create_bsize_0", OP_CREATE, P_NONE, .bsize = 0, .poolsize = POOL,
+	  .mode = 0600, .err = EINVAL, .word = "block size",
+	  .after = A_NO_FILE },
+	{ "create_bsize_above_u32", OP_CREATE, P_NONE,
+	  .bsize = (size_t)UINT32_MAX + 1, .poolsize = POOL, .mode = 0600,
+	  .err = EINVAL, .word = "block size", .after = A_NO_FILE },
+	{ "create_poolsize_below_min", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = PMEMBLK_MIN_POOL - 1, .mode = 0600, .err = EINVAL,
+	  .word = "smaller", .after = A_NO_FILE },
+	{ "create_poolsize_min", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = PMEMBLK_MIN_POOL, .mode = 0600, .ret = 1,
+	  .after = A_POOL },
+	{ "create_exists_poolsize", OP_CREATE, P_ZERO, .prep_size = POOL,
+	  .bsize = BSIZE, .poolsize = POOL, .mode = 0600, .err = EEXIST,
+	  .word = "exists", .after = A_SAME },
+	{ "create_exists_pool", OP_CREATE, P_POOL, .bsize = BSIZE,
+	  .poolsize = POOL, .mode = 0600, .err = EEXIST, .word = "exists",
+	  .after = A_SAME },
+	{ "create_exists_bsize_0", OP_CREATE, P_ZERO, .prep_size = POOL,
+	  .bsize = 0, .poolsize = POOL, .mode = 0600, .err = EINVAL,
+	  .word = "block size", .after = A_SAME },
+	{ "create_poolsize_0_zero_file", OP_CREATE, P_ZERO,
+	  .prep_size = POOL, .bsize = BSIZE, .poolsize = 0, .mode = 0600,
+	  .ret = 1, .after = A_POOL },
+	{ "create_poolsize_0_data_after_header", OP_CREATE, P_DATA,
+	  .prep_size = POOL, .prep_off = 4096, .bsize = BSIZE, .poolsize = 0,
+	  .mode = 0600, .ret = 1, .after = A_POOL },
+	{ "create_poolsize_0_data_in_header", OP_CREATE, P_DATA,
+	  .prep_size = POOL, .prep_off = 4095, .bsize = BSIZE, .poolsize = 0,
+	  .mode = 0600, .err = EEXIST, .word = "Non-empty", .after = A_SAME },
+	{ "create_poolsize_0_pool", OP_CREATE, P_POOL, .bsize = BSIZE,
+	  .poolsize = 0, .mode = 0600, .err = EEXIST, .word = "Non-empty",
+	  .after = A_SAME },
+	{ "create_poolsize_0_small_file", OP_CREATE, P_ZERO,
+	  .prep_size = PMEMBLK_MIN_POOL - 4096, .bsize = BSIZE, .poolsize = 0,
+	  .mode = 0600, .err = EINVAL, .word = "smaller", .after = A_SAME },
+	{ "create_poolsize_0_missing", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = 0, .mode = 0600, .err = ENOENT, .word = "No such file",
+	  .after = A_NO_FILE },
+	{ "create_missing_dir", OP_CREATE, P_NONE, .path = "nodir/pool",
+	  .bsize = BSIZE, .poolsize = POOL, .mode = 0600, .err = ENOENT,
+	  .word = "No such file", .after = A_NO_FILE },
+	{ "create_directory", OP_CREATE, P_DIR, .bsize = BSIZE,
+	  .poolsize = POOL, .mode = 0600, .err = EEXIST, .word = "exists",
+	  .after = A_ANY },
+	{ "create_fallocate_fails", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = POOL, .mode = 0600, .fault = F_FSIZE, .err = EFBIG,
+	  .word = "File too large", .after = A_NO_FILE },
+	/* PMDK: posix_fallocate fails all the same; ntmem: ftruncate. */
+	{ "create_fallocate_off_fails", OP_CREATE, P_NONE, .bsize = BSIZE,
+	  .poolsize = POOL, .mode = 0600, .fault = F_FSIZE_NOFALLOC,
+	  .err = EFBIG, .word = "File too large", .after = A_NO_FILE },
+	{ "create_poolset", OP_CREATE, P_POOLSET, .bsize = BSIZE,
+	  .poolsize = 0, .mode = 0600, .err = ENOTSUP, .word = "pool set",
+	  .after = A_SAME,
+	  .ntmem_differs = "PMDK creates the pool in the set's part files" },
+
+	/* --- pmemblk_open -------------------------------------------------- */
+	{ "open_bsize_0", OP_OPEN, P_POOL, .bsize = 0, .ret = 1,
+	  .after = A_ANY },
+	{ "open_bsize_same", OP_OPEN, P_POOL, .bsize = BSIZE, .ret = 1,
+	  .after = A_ANY },
+	{ "open_bsize_other", OP_OPEN, P_POOL, .bsize = 4096, .err = EINVAL,
+	  .word = "bsize", .after = A_SAME },
+	{ "open_missing", OP_OPEN, P_NONE, .bsize = 0, .err = ENOENT,
+	  .word = "No such file", .after = A_NO_FILE },
+	{ "open_twice", OP_OPEN_TWICE, P_POOL, .bsize = 0, .err = EAGAIN,
+	  .word = "flock", .after = A_ANY },
+	{ "open_header_checksum", OP_OPEN, P_POOL_FLIP, .prep_off = 200,
+	  .bsize = 0, .err = EINVAL, .word = "checksum", .after = A_SAME },
+	/* CKSUM_2K: the second half of the header is not checksummed. */
+	{ "open_header_past_2k", OP_OPEN, P_POOL_FLIP, .prep_off = 3000,
+	  .bsize = 0, .ret = 1, .after = A_ANY },
+	{ "open_zero_file", OP_OPEN, P_ZERO, .prep_size = POOL, .bsize = 0,
+	  .err = EINVAL, .word = "major", .after = A_SAME },
+	{ "open_small_file", OP_OPEN, P_ZERO, .prep_size = MiB, .bsize = 0,
+	  .err = EINVAL, .word = "smaller", .after = A_SAME },
+	{ "open_poolset", OP_OPEN, P_POOLSET, .bsize = 0, .err = ENOTSUP,
+	  .word = "pool set", .after = A_SAME,
+	  .ntmem_differs = "PMDK opens the pool in the set's part files" },
+
+	/* --- pmemblk_check ------------------------------------------------- */
+	{ "check", OP_CHECK, P_POOL, .bsize = 0, .ret = 1, .after = A_SAME },
+	{ "check_bsize_same", OP_CHECK, P_POOL, .bsize = BSIZE, .ret = 1,
+	  .after = A_SAME },
+	{ "check_bsize_other", OP_CHECK, P_POOL, .bsize = 4096, .ret = -1,
+	  .err = EINVAL, .word = "bsize", .after = A_SAME },
+	{ "check_missing", OP_CHECK, P_NONE, .bsize = 0, .ret = -1,
+	  .err = ENOENT, .word = "No such file", .after = A_NO_FILE },
+	{ "check_header_checksum", OP_CHECK, P_POOL_FLIP, .prep_off = 200,
+	  .bsize = 0, .ret = -1, .err = EINVAL, .word = "checksum",
+	  .after = A_SAME },
+	{ "check_open_pool", OP_CHECK_OPEN, P_POOL, .bsize = 0, .ret = -1,
+	  .err = EAGAIN, .word = "flock", .after = A_ANY },
+	{ "check_poolset", OP_CHECK, P_POOLSET, .bsize = 0, .ret = -1,
+	  .err = ENOTSUP, .word = "pool set", .after = A_SAME,
+	  .ntmem_differs = "PMDK checks the pool in the set's part files" },
+
+	/* --- block I/O on a 20 MiB pool of 512-byte blocks ------------------ */
+	{ "read_0", OP_READ, P_POOL, .lba = 0, .ret = 0 },
+	{ "read_last", OP_READ, P_POOL, .lba = -1, .lba_from_end = FROM_END,
+	  .ret = 0 },
+	{ "read_nblock", OP_READ, P_POOL, .lba = 0, .lba_from_end = FROM_END,
+	  .ret = -1, .err = EINVAL, .word = "out of range" },
+	{ "read_negative", OP_READ, P_POOL, .lba = -1, .ret = -1,
+	  .err = EINVAL, .word = "negative" },
+	{ "write_0", OP_WRITE, P_POOL, .lba = 0, .ret = 0 },
+	{ "write_last", OP_WRITE, P_POOL, .lba = -1, .lba_from_end = FROM_END,
+	  .ret = 0 },
+	{ "write_nblock", OP_WRITE, P_POOL, .lba = 0, .lba_from_end = FROM_END,
+	  .ret = -1, .err = EINVAL, .word = "out of range" },
+	{ "write_negative", OP_WRITE, P_POOL, .lba = -1, .ret = -1,
+	  .err = EINVAL, .word = "negative" },
+	{ "set_zero_0", OP_SET_ZERO, P_POOL, .lba = 0, .ret = 0 },
+	{ "set_zero_nblock", OP_SET_ZERO, P_POOL, .lba = 0,
+	  .lba_from_end = FROM_END, .ret = -1, .err = EINVAL,
+	  .word = "out of range" },
+	{ "set_zero_negative", OP_SET_ZERO, P_POOL, .lba = -1, .ret = -1,
+	  .err = EINVAL, .word = "negative" },
+	{ "set_error_0", OP_SET_ERROR, P_POOL, .lba = 0, .ret = 0 },
+	{ "set_error_nblock", OP_SET_ERROR, P_POOL, .lba = 0,
+	  .lba_from_end = FROM_END, .ret = -1, .err = EINVAL,
+	  .word = "out of range" },
+	{ "set_error_negative", OP_SET_ERROR, P_POOL, .lba = -1, .ret = -1,
+	  .err = EINVAL, .word = "negative" },
+	{ "read_error_block", OP_READ_ERROR, P_POOL, .lba = 7, .ret = -1,
+	  .err = EIO },
+
+	/* --- pmemblk_check_version ------------------------------------------ */
+	{ "version_1_0", OP_CHECK_VERSION, .major = 1, .minor = 0, .ret = 0,
+	  .err = ERRNO_KEPT },
+	{ "version_1_1", OP_CHECK_VERSION, .major = 1, .minor = 1, .ret = 0,
+	  .err = ERRNO_KEPT },
+	{ "version_1_2", OP_CHECK_VERSION, .major = 1, .minor = 2, .ret = 1,
+	  .err = ERRNO_KEPT, .word = "minor version mismatch" },
+	{ "version_0_1", OP_CHECK_VERSION, .major = 0, .minor = 1, .ret = 1,
+	  .err = ERRNO_KEPT, .word = "major version mismatch" },
+	{ "version_2_0", OP_CHECK_VERSION, .major = 2, .minor = 0, .ret = 1,
+	  .err = ERRNO_KEPT, .word = "major version mismatch" },
+
+	/* --- pmemblk_ctl_* (no pool: the queries are global) ---------------- */
+	{ "ctl_get_fallocate", OP_CTL_GET, .ctl = "fallocate.at_create",
+	  .ret = 0 },
+	{ "ctl_get_prefault", OP_CTL_GET, .ctl = "prefault.at_open",
+	  .ret = 0 },
+	{ "ctl_get_sds", OP_CTL_GET, .ctl = "sds.at_create", .ret = 0 },
+	{ "ctl_get_cow", OP_CTL_GET, .ctl = "copy_on_write.at_open",
+	  .ret = 0 },
+	{ "ctl_set_prefault", OP_CTL_SET, .ctl = "prefault.at_create",
+	  .ret = 0 },
+	{ "ctl_get_unknown", OP_CTL_GET, .ctl = "no.such.query", .ret = -1,
+	  .err = EINVAL, .word = "invalid query entry point no.such.query" },
+	{ "ctl_set_unknown", OP_CTL_SET, .ctl = "fallocate.at_open",
+	  .ret = -1, .err = EINVAL,
+	  .word = "invalid query entry point fallocate.at_open" },
+	{ "ctl_exec_unknown", OP_CTL_EXEC, .ctl = "no.such.query", .ret = -1,
+	  .err = EINVAL, .word = "invalid query entry point no.such.query" },
+	{ "ctl_exec_known", OP_CTL_EXEC, .ctl = "fallocate.at_create",
+	  .ret = -1, .err = EINVAL,
+	  .word = "invalid query entry point fallocate.at_create" },
+	{ "ctl_get_node", OP_CTL_GET, .ctl = "prefault", .ret = -1,
+	  .err = EINVAL, .word = "invalid query entry point prefault" },
+	{ "ctl_get_null_arg", OP_CTL_GET, .ctl = "fallocate.at_create",
+	  .ctl_null_arg = true, .ret = -1, .err = EINVAL, .word = "argument" },
+	{ "ctl_set_null_arg", OP_CTL_SET, .ctl = "fallocate.at_create",
+	  .ctl_null_arg = true, .ret = -1, .err = EINVAL, .word = "argument" },
+	{ "ctl_get_null_name", OP_CTL_GET, .ctl = NULL, .ret = -1,
+	  .err = EINVAL, .word = "query" },
+};
+
+/* --- files --------------------------------------------------------------- */
+
+static void row_path(char *out, size_t n, const struct row *r)
+{
+	snprintf(out, n, "%s/%s", dir, r->path ? r->path : r->name);
+}
+
+static void write_file(const char *path, const void *buf, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	if (n)
+		assert_int_equal(pwrite(fd, buf, n, 0), (ssize_t)n);
+	assert_int_equal(close(fd), 0);
+}
+
+/* The whole file into a malloc()ed buffer; NULL when there is none. */
+static unsigned char *read_file(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char *buf;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	assert_int_equal(fstat(fd, &st), 0);
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	*n = (size_t)st.st_size;
+	buf = malloc(*n ? *n : 1);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, *n, 0), (ssize_t)*n);
+	close(fd);
+	return buf;
+}
+
+static void make_pool(const char *path)
+{
+	PMEMblkpool *p = pmemblk_create(path, BSIZE, POOL, 0600);
+
+	if (!p)
+		fail_msg("pmemblk_create %s: %s", path, pmemblk_errormsg());
+	pmemblk_close(p);
+}
+
+static void prepare(const struct row *r, const char *path)
+{
+	char set[2 * PATH_MAX];
+	unsigned char *buf;
+	int fd;
+
+	switch (r->prep) {
+	case P_NONE:
+		break;
+	case P_SPARSE:
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, (off_t)r->prep_size), 0);
+		assert_int_equal(close(fd), 0);
+		break;
+	case P_ZERO:
+	case P_DATA:
+		buf = calloc(1, r->prep_size);
+		assert_non_null(buf);
+		if (r->prep == P_DATA)
+			buf[r->prep_off] = 0x5a;
+		write_file(path, buf, r->prep_size);
+		free(buf);
+		break;
+	case P_POOL:
+		make_pool(path);
+		break;
+	case P_POOL_FLIP: {
+		unsigned char b;
+
+		make_pool(path);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, &b, 1, (off_t)r->prep_off), 1);
+		b ^= 0x01;
+		assert_int_equal(pwrite(fd, &b, 1, (off_t)r->prep_off), 1);
+		assert_int_equal(close(fd), 0);
+		break;
+	}
+	case P_POOLSET: {
+		int n = snprintf(set, sizeof(set), "PMEMPOOLSET\n20M %s.part0\n",
+				 path);
+
+		write_file(path, set, (size_t)n);
+		break;
+	}
+	case P_DIR:
+		assert_int_equal(mkdir(path, 0700), 0);
+		break;
+	}
+}
+
+/* What prepare() left, to compare with after the call (A_SAME). */
+struct before {
+	unsigned char *data;
+	size_t size;
+};
+
+/*
+ * PMDK keeps its run-time state (mapping address, sizes, lanes, the BTT
+ * handle) in the pool's mapping after the descriptor, from 4104 to the
+ * end of the descriptor page, and fills it in on every open that maps the
+ * file, failed or not (the bsize check comes after): those bytes of a pool
+ * are PMDK's to change. ntmem writes nothing there, so its run is strict.
+ */
+static bool same_byte(const struct row *r, size_t off, unsigned char was,
+		      unsigned char now)
+{
+	bool pool = r->prep == P_POOL || r->prep == P_POOL_FLIP;
+
+	if (was == now)
+		return true;
+	return testing_pmdk() && pool && off >= 4104 && off < 8192;
+}
+
+static void check_after(const struct row *r, const char *path,
+			const struct before *b)
+{
+	struct stat st;
+	unsigned char *now;
+	size_t n = 0;
+
+	switch (r->after) {
+	case A_ANY:
+		break;
+	case A_NO_FILE:
+		if (lstat(path, &st) == 0)
+			fail_msg("%s: a file is left at %s", r->name, path);
+		assert_int_equal(errno, ENOENT);
+		break;
+	case A_SAME:
+		now = read_file(path, &n);
+		if (!b->data) {
+			assert_null(now);
+			break;
+		}
+		if (!now)
+			fail_msg("%s: the file is gone", r->name);
+		assert_int_equal(n, b->size);
+		for (size_t i = 0; i < n; i++)
+			if (!same_byte(r, i, b->data[i], now[i]))
+				fail_msg("%s: byte %zu changed (%#x -> %#x)",
+					 r->name, i, b->data[i], now[i]);
+		free(now);
+		break;
+	case A_POOL:
+	case A_POOL_ALLOCATED: {
+		size_t want = r->poolsize ? r->poolsize : r->prep_size;
+		PMEMblkpool *p;
+		char sig[8];
+		int fd;
+
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal((size_t)st.st_size, want);
+		if (r->after == A_POOL_ALLOCATED &&
+		    (size_t)st.st_blocks * 512 < want)
+			fail_msg("%s: %zu of %zu bytes allocated", r->name,
+				 (size_t)st.st_blocks * 512, want);
+		assert_int_equal(st.st_mode & 07777, r->mode);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, sig, 8, 0), 8);
+		close(fd);
+		assert_memory_equal(sig, "PMEMBLK", 8);
+		p = pmemblk_open(path, r->bsize);
+		if (!p)
+			fail_msg("%s: pmemblk_open: %s", r->name,
+				 pmemblk_errormsg());
+		/* PMDK stores the bsize asked for; blocks are padded. */
+		assert_int_equal(pmemblk_bsize(p), r->bsize);
+		assert_true(pmemblk_nblock(p) > 0);
+		pmemblk_close(p);
+		break;
+	}
+	}
+}
+
+/* --- running a row ------------------------------------------------------- */
+
+static void set_fsize(rlim_t lim)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	rl.rlim_cur = lim;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+static int set_fallocate(int v)
+{
+	return pmemblk_ctl_set(NULL, "fallocate.at_create", &v);
+}
+
+/* The call on an open pool; ret and errno as the function leaves them. */
+static long run_io(const struct row *r, PMEMblkpool *p, long long lba,
+		   int *err)
+{
+	size_t bs = pmemblk_bsize(p);
+	unsigned char *buf = malloc(bs);
+	long ret = 0;
+
+	assert_non_null(buf);
+	memset(buf, 0xa5, bs);
+	errno = 0;
+	switch (r->op) {
+	case OP_READ:
+		ret = pmemblk_read(p, buf, lba);
+		break;
+	case OP_WRITE:
+		ret = pmemblk_write(p, buf, lba);
+		break;
+	case OP_SET_ZERO:
+		ret = pmemblk_set_zero(p, lba);
+		break;
+	case OP_SET_ERROR:
+		ret = pmemblk_set_error(p, lba);
+		break;
+	case OP_READ_ERROR:
+		assert_int_equal(pmemblk_write(p, buf, lba), 0);
+		assert_int_equal(pmemblk_set_error(p, lba), 0);
+		errno = 0;
+		ret = pmemblk_read(p, buf, lba);
+		break;
+	default:
+		fail();
+	}
+	*err = errno;
+	/* What a successful call did is visible. */
+	if (ret == 0 && r->op == OP_WRITE) {
+		unsigned char *back = calloc(1, bs);
+
+		assert_non_null(back);
+		assert_int_equal(pmemblk_read(p, back, lba), 0);
+		assert_memory_equal(back, buf, bs);
+		free(back);
+	}
+	if (ret == 0 && r->op == OP_SET_ZERO) {
+		memset(buf, 0xff, bs);
+		assert_int_equal(pmemblk_read(p, buf, lba), 0);
+		for (size_t i = 0; i < bs; i++)
+			assert_int_equal(buf[i], 0);
+	}
+	if (ret == 0 && r->op == OP_SET_ERROR) {
+		errno = 0;
+		assert_int_equal(pmemblk_read(p, buf, lba), -1);
+		assert_int_equal(errno, EIO);
+		/* set_zero clears the error */
+		assert_int_equal(pmemblk_set_zero(p, lba), 0);
+		assert_int_equal(pmemblk_read(p, buf, lba), 0);
+	}
+	free(buf);
+	return ret;
+}
+
+static void test_row(void **state)
+{
+	const struct row *r = *state;
+	struct before b = { 0 };
+	char path[PATH_MAX];
+	const char *vmsg = NULL;
+	PMEMblkpool *p = NULL, *held = NULL;
+	long ret = 0;
+	int err = 0, arg = 1;
+
+	if (r->ntmem_differs && testing_pmdk()) {
+		/* Deliberate difference (ntmem-libpmemblk(7)). */
+		print_message("skipped for PMDK: %s\n", r->ntmem_differs);
+		skip();
+	}
+	if (r->ntmem_disagrees && !testing_pmdk()) {
+		/* PMDK's behaviour, asserted in the PMDK run only. */
+		print_message("ntmem differs from PMDK: %s\n",
+			      r->ntmem_disagrees);
+		skip();
+	}
+	row_path(path, sizeof(path), r);
+	prepare(r, path);
+	b.data = read_file(path, &b.size);
+
+	switch (r->op) {
+	case OP_CREATE:
+		if (r->fault == F_NOFALLOC || r->fault == F_FSIZE_NOFALLOC)
+			assert_int_equal(set_fallocate(0), 0);
+		if (r->fault == F_FSIZE || r->fault == F_FSIZE_NOFALLOC)
+			set_fsize(MiB);
+		errno = 0;
+		p = pmemblk_create(path, r->bsize, r->poolsize, r->mode);
+		err = errno;
+		if (r->fault == F_FSIZE || r->fault == F_FSIZE_NOFALLOC)
+			set_fsize(RLIM_INFINITY);
+		if (r->fault == F_NOFALLOC || r->fault == F_FSIZE_NOFALLOC)
+			assert_int_equal(set_fallocate(1), 0);
+		ret = p != NULL;
+		break;
+	case OP_OPEN_TWICE:
+		held = pmemblk_open(path, r->bsize);
+		if (!held)
+			fail_msg("first open: %s", pmemblk_errormsg());
+		/* fall through */
+	case OP_OPEN:
+		errno = 0;
+		p = pmemblk_open(path, r->bsize);
+		err = errno;
+		ret = p != NULL;
+		break;
+	case OP_CHECK_OPEN:
+		held = pmemblk_open(path, 0);
+		if (!held)
+			fail_msg("open: %s", pmemblk_errormsg());
+		/* fall through */
+	case OP_CHECK:
+		errno = 0;
+		ret = pmemblk_check(path, r->bsize);
+		err = errno;
+		break;
+	case OP_READ:
+	case OP_WRITE:
+	case OP_SET_ZERO:
+	case OP_SET_ERROR:
+	case OP_READ_ERROR: {
+		long long lba = r->lba;
+
+		held = pmemblk_open(path, 0);
+		if (!held)
+			fail_msg("open: %s", pmemblk_errormsg());
+		if (r->lba_from_end)
+			lba += (long long)pmemblk_nblock(held);
+		ret = run_io(r, held, lba, &err);
+		break;
+	}
+	case OP_CHECK_VERSION:
+		errno = 4242;
+		vmsg = pmemblk_check_version(r->major, r->minor);
+		err = errno == 4242 ? ERRNO_KEPT : errno;
+		ret = vmsg != NULL;
+		break;
+	case OP_CTL_GET:
+	case OP_CTL_SET:
+	case OP_CTL_EXEC: {
+		int (*fn)(PMEMblkpool *, const char *, void *) =
+			r->op == OP_CTL_GET ? pmemblk_ctl_get :
+			r->op == OP_CTL_SET ? pmemblk_ctl_set :
+					      pmemblk_ctl_exec;
+
+		/* set: the value each query has by default */
+		if (r->op == OP_CTL_SET)
+			arg = 0;
+		errno = 0;
+		ret = fn(NULL, r->ctl, r->ctl_null_arg ? NULL : &arg);
+		err = errno;
+		break;
+	}
+	}
+
+	print_message("%-36s ret %ld errno %d (%s) msg \"%s\"\n", r->name, ret,
+		      err, err > 0 ? strerror(err) : "-",
+		      vmsg ? vmsg : pmemblk_errormsg());
+	assert_int_equal(ret, r->ret);
+	if (r->err == ERRNO_KEPT) {
+		assert_int_equal(err, ERRNO_KEPT);
+	} else if (r->err) {
+		if (err != r->err)
+			fail_msg("%s: errno %d (%s), expected %d (%s)", r->name,
+				 err, strerror(err), r->err, strerror(r->err));
+	}
+	if (r->word) {
+		const char *m = vmsg ? vmsg : pmemblk_errormsg();
+
+		if (vmsg)
+			assert_string_equal(vmsg, pmemblk_errormsg());
+		if (!m || !strstr(m, r->word))
+			fail_msg("%s: message \"%s\" lacks \"%s\"", r->name,
+				 m ? m : "(null)", r->word);
+	}
+	if (r->op == OP_CTL_GET && ret == 0 &&
+	    !strcmp(r->ctl, "fallocate.at_create"))
+		assert_int_equal(arg, 1);	/* the default */
+
+	if (p)
+		pmemblk_close(p);
+	if (held)
+		pmemblk_close(held);
+	check_after(r, path, &b);
+	free(b.data);
+}
+
+/* --- errormsg is per thread ---------------------------------------------- */
+
+static void *thread_fail(void *arg)
+{
+	int v;
+
+	(void)arg;
+	if (pmemblk_ctl_get(NULL, "thread.query", &v) != -1)
+		return (void *)"ctl_get succeeded";
+	if (!strstr(pmemblk_errormsg(), "thread.query"))
+		return (void *)"no message in the thread";
+	return NULL;
+}
+
+static void test_errormsg_thread(void **state)
+{
+	char path[PATH_MAX], mine[256];
+	pthread_t t;
+	void *res;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/errormsg_thread", dir);
+	assert_null(pmemblk_create(path, 0, POOL, 0600));
+	snprintf(mine, sizeof(mine), "%s", pmemblk_errormsg());
+	assert_true(mine[0] != '\0');
+	assert_int_equal(pthread_create(&t, NULL, thread_fail, NULL), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	if (res)
+		fail_msg("%s", (const char *)res);
+	/* The thread's failure left this thread's message alone. */
+	assert_string_equal(pmemblk_errormsg(), mine);
+}
+
+/* --- the library the run means ------------------------------------------- */
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void test_library(void **state)
+{
+	const char *want = getenv("NTMEM_TEST_LIBPMEMBLK");
+	const char *not = getenv("NTMEM_TEST_NOT_LIBPMEMBLK");
+	Dl_info info;
+
+	(void)state;
+	assert_true(dladdr((void *)pmemblk_create, &info) != 0);
+	assert_non_null(info.dli_fname);
+	print_message("pmemblk_create from %s\n", info.dli_fname);
+	if (want && *want && !same_file(info.dli_fname, want))
+		fail_msg("pmemblk_create comes from %s, not %s",
+			 info.dli_fname, want);
+	if (not && *not && same_file(info.dli_fname, not))
+		fail_msg("pmemblk_create comes from %s", info.dli_fname);
+}
+
+/* --- setup --------------------------------------------------------------- */
+
+static int rm_tree(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		if (rm_tree(sub)) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return rmdir(path);
+}
+
+static int group_setup(void **state)
+{
+	const char *tmp = getenv("NTMEM_TEST_TMPDIR");
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/ntmem-pmemblk-compat-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -1;
+	/* The create rows check the mode exactly, whatever the umask. */
+	umask(022);
+	/* The RLIMIT_FSIZE rows: EFBIG, not death by SIGXFSZ. */
+	signal(SIGXFSZ, SIG_IGN);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return rm_tree(dir);
+}
+
+static bool wanted(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!fnmatch(argv[i], name, 0))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct CMUnitTest tests[ARRAY_SIZE(rows) + 2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		if (!wanted(rows[i].name, argc, argv))
+			continue;
+		tests[n++] = (struct CMUnitTest){
+			.name = rows[i].name,
+			.test_func = test_row,
+			.initial_state = (void *)&rows[i],
+		};
+	}
+	if (wanted("errormsg_thread", argc, argv))
+		tests[n++] = (struct CMUnitTest){
+			.name = "errormsg_thread",
+			.test_func = test_errormsg_thread,
+		};
+	if (wanted("library", argc, argv))
+		tests[n++] = (struct CMUnitTest){
+			.name = "library",
+			.test_func = test_library,
+		};
+	return _cmocka_run_group_tests("pmemblk_compat", tests, n,
+				       group_setup, group_teardown);
+}
+
+#endif /* __has_include(<libpmemblk.h>) */
