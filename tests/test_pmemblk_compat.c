@@ -180,16 +180,10 @@ static const struct row rows[] = {
 	 */
 	{ "create_fallocate_off", OP_CREATE, P_NONE, .bsize = BSIZE,
 	  .poolsize = POOL, .mode = 0600, .fault = F_NOFALLOC, .ret = 1,
-	  .after = A_POOL_ALLOCATED,
-	  .ntmem_disagrees = "compat/libpmemblk/pool.c:353: with "
-	  "fallocate.at_create 0 a new pool file is only ftruncate()d "
-	  "(sparse); PMDK still posix_fallocate()s it" },
+	  .after = A_POOL_ALLOCATED },
 	{ "create_poolsize_0_sparse_file", OP_CREATE, P_SPARSE,
 	  .prep_size = POOL, .bsize = BSIZE, .poolsize = 0, .mode = 0600,
-	  .ret = 1, .after = A_POOL_ALLOCATED,
-	  .ntmem_disagrees = "compat/libpmemblk/pool.c:352: an existing "
-	  "file (poolsize 0) is never allocated; PMDK posix_fallocate()s it "
-	  "while fallocate.at_create is 1 (the default)" },
+	  .ret = 1, .after = A_POOL_ALLOCATED },
 	{ "create_poolsize_0_sparse_fallocate_off", OP_CREATE, P_SPARSE,
 	  .prep_size = POOL, .bsize = BSIZE, .poolsize = 0, .mode = 0600,
 	  .fault = F_NOFALLOC, .ret = 1, .after = A_POOL },

@@ -349,16 +349,23 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			  PMEMBLK_MIN_POOL);
 		goto fail;
 	}
-	if (created) {
-		int err = blk_ctl_fallocate_at_create ?
-			  posix_fallocate(fd, 0, (off_t)poolsize) :
-			  ftruncate(fd, (off_t)poolsize) ? errno : 0;
+	/*
+	 * As PMDK 1.12.1: a file this call creates is always allocated
+	 * (util_file_create); fallocate.at_create only decides whether an
+	 * existing file given with poolsize 0 is (util_part_open). Either
+	 * way the file's bytes are unchanged.
+	 */
+	if (created || blk_ctl_fallocate_at_create) {
+		size_t len = created ? poolsize : (size_t)st.st_size;
+		int err = posix_fallocate(fd, 0, (off_t)len);
 
 		if (err) {
 			blk_error(err, "cannot allocate %zu bytes for \"%s\": %s",
-				  poolsize, path, strerror(err));
+				  len, path, strerror(err));
 			goto fail;
 		}
+	}
+	if (created) {
 		/* The mode exactly, whatever the umask (PMDK chmods too). */
 		if (fchmod(fd, mode)) {
 			blk_error(errno, "chmod \"%s\": %s", path, strerror(errno));
