@@ -96,20 +96,31 @@ static int media_persist(struct ntm_btt *b, const void *p, size_t n)
 	return 0;
 }
 
-/* One little-endian 8-byte store: power-fail atomic, aligned. */
+/*
+ * The flog's and map's small updates: one aligned store (power-fail
+ * atomic at 8 bytes and below) through the cache, then a write-back of
+ * its line; the caller's persist fences. A non-temporal store of 8 or 4
+ * bytes leaves a partial write-combining line whose eviction costs far
+ * more than a cached store and a CLWB (PMDK writes these the same way):
+ * measured, it made a BTT write ~1.5x slower.
+ */
 static void media_store8(void *dst, uint32_t lo, uint32_t hi)
 {
-	uint32_t w[2] = { htole32(lo), htole32(hi) };
+	uint32_t w[2] = { htole32(lo), htole32(hi) };	/* lo at the lower address */
+	uint64_t v;
 
-	ntm_memcpy_nt_8(dst, w);
+	memcpy(&v, w, sizeof(v));
+	__atomic_store_n((uint64_t *)dst, v, __ATOMIC_RELAXED);
+	NTM_REC(NTM_REC_STORE, dst, 8);
+	ntm_flush(dst, 8);
 }
 
-/* One little-endian 4-byte store (a map entry). */
+/* One little-endian 4-byte store (a map entry), written back the same way. */
 static void media_store4(uint32_t *dst, uint32_t v)
 {
-	uint32_t w = htole32(v);
-
-	ntm_memcpy_nt_4(dst, &w);
+	__atomic_store_n(dst, htole32(v), __ATOMIC_RELAXED);
+	NTM_REC(NTM_REC_STORE, dst, 4);
+	ntm_flush(dst, 4);
 }
 
 static uint32_t map_load(const uint32_t *e)
