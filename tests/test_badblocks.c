@@ -142,22 +142,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
 	(void)state;
-	while (d && (e = readdir(d))) {
-		char p[PATH_MAX];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (unlink(p))
-			rmdir(p);
-	}
-	if (d)
-		closedir(d);
-	return rmdir(dir);
+	return tu_remove_tree(dir);
 }
 
 static void write_text(const char *path, const char *text)

@@ -989,19 +989,8 @@ static int dir_setup(void **state)
 
 static int dir_teardown(void **state)
 {
-	static const char *const names[] = {
-		"emu", "emu.badblocks", "emu.badblocks.tmp", "custom.list",
-		"custom.list.tmp", "temp", "temp.badblocks", "fua-emu",
-		"fua-emu.badblocks", "file", "file.badblocks",
-	};
-	char path[128];
-
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	return rmdir(dir) ? -1 : 0;
+	return tu_remove_tree(dir);
 }
 
 static bool exists(const char *path)

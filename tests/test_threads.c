@@ -138,17 +138,8 @@ static int dir_setup(void **state)
 /* Everything the cases left (they clean up, unless one failed midway). */
 static int dir_teardown(void **state)
 {
-	static const char *const names[] = {
-		"ns", "ns.badblocks", "ns.badblocks.tmp", "fault", "first",
-	};
-	char path[128];
-
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	return rmdir(dir) ? -1 : 0;
+	return tu_remove_tree(dir);
 }
 
 /* --- memmap init -------------------------------------------------------- */
