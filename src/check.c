@@ -32,6 +32,7 @@
 
 #include "internal.h"
 #include "check_shadow.h"
+#include "watch/watch.h"
 
 #define UNIT NTM_CHECK_UNIT
 #define LINE NTM_CHECK_LINE
@@ -398,6 +399,8 @@ void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 	uint32_t me;
 	int hit = 0;
 
+	/* ntmem check's watcher (watch/watch.c) sees every event first. */
+	ntm_watch_event(kind, p, n, where);
 	if (!__atomic_load_n(&recording, __ATOMIC_ACQUIRE) || suspended)
 		return;
 	me = thread_number();

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "watch/watch.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -384,6 +385,8 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 			return ret;
 		}
 	}
+	if (!ro)
+		ntm_watch_map(ns->base, ns->size, ns->path, 0);
 	*out = ns;
 	return 0;
 }
@@ -443,6 +446,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
 	ns->temporary = flags & NTM_NS_TEMPORARY;
+	ntm_watch_map(ns->base, ns->size, ns->path, 0);
 	*out = ns;
 	return 0;
 
@@ -494,6 +498,7 @@ void ntm_ns_close(struct ntm_ns *ns)
 		pthread_mutex_unlock(&live_lock);
 		close(ns->fd);
 	}
+	ntm_watch_unmap(ns->base, ns->size, "ntm_ns_close");
 	munmap(ns->map, ns->map_len);
 	ns_free(ns);
 }

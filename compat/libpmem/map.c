@@ -30,6 +30,7 @@
 #include "compat.h"
 #include "include/libpmem.h"
 #include "internal.h"
+#include "watch/watch.h"
 
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
 		    PMEM_FILE_TMPFILE)
@@ -258,6 +259,7 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 				break;
 			}
 		if (hi > lo) {
+			ntm_watch_unmap((void *)lo, hi - lo, "pmem_unmap");
 			if (munmap((void *)lo, hi - lo))
 				return -errno;
 			registry_cut(lo, hi);
@@ -268,6 +270,8 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 		for (i = 0; ranges[i].start != hi; i++)
 			;
 		lo = page_up(ranges[i].end);
+		ntm_watch_unmap((void *)ranges[i].start,
+				ranges[i].end - ranges[i].start, "pmem_unmap");
 		ntm_ns_close(ranges[i].own->ns);
 		free(ranges[i].own);
 		range_drop(i);
@@ -524,5 +528,6 @@ int pmem_msync(const void *addr, size_t len)
 		pmem_set_error("msync %p+%zu: %s", addr, len, strerror(errno));
 		return -1;
 	}
+	ntm_watch_synced(addr, len);
 	return 0;
 }

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * preload.c - libntmem-watch-preload.so, the small library `ntmem check`
+ * puts in LD_PRELOAD so the checker (watch.c) sees what a program does
+ * through libc:
+ *
+ *   sigaction()/signal() of SIGSEGV: the checker's write-protection faults
+ *     arrive as SIGSEGV; a handler the program installs is kept by the
+ *     checker and called for every fault that is not the checker's,
+ *     instead of replacing the checker's handler;
+ *   read()/pread(): the kernel's stores into a write-protected page would
+ *     fail with EFAULT instead of faulting, so the pages are made writable
+ *     (and their contents kept) first;
+ *   munmap(): the lines of a watched mapping that are not durable are
+ *     reported before it goes.
+ *
+ * It has no version script on purpose: only an unversioned definition
+ * stands in front of glibc's versioned symbols. It does not load the
+ * checker: until the checker registers (its constructor, when the program
+ * loads libpmem.so.1 or libntmem.so.0 from the checking directory), every
+ * call goes straight to libc, so `ntmem check -- sh -c '...'` runs the
+ * shell unchanged.
+ */
+#define _GNU_SOURCE
+/*
+ * Both pread() and pread64() are defined here: with 64-bit file offsets
+ * forced, glibc's headers would make pread() another name for pread64().
+ */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "watch/watch.h"
+
+static const struct ntm_watch_ops *ops;
+
+/* Called once by the checker when it starts. */
+void ntm_watch_preload_register(const struct ntm_watch_ops *o);
+void ntm_watch_preload_register(const struct ntm_watch_ops *o)
+{
+	__atomic_store_n(&ops, o, __ATOMIC_RELEASE);
+}
+
+static const struct ntm_watch_ops *watching(void)
+{
+	return __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
+}
+
+/* libc's definition of @name (declared as ours is), resolved once. */
+#define REAL(name)                                                      \
+	static __typeof__(name) *real_##name;                           \
+	if (!real_##name)                                               \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+	if (!real_##name) {                                             \
+		errno = ENOSYS;                                         \
+		return -1;                                              \
+	}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(sigaction);
+
+	if (sig == SIGSEGV && o)
+		return o->segv_action(act, old);
+	return real_sigaction(sig, act, old);
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	const struct ntm_watch_ops *o = watching();
+	struct sigaction act = { .sa_handler = handler }, old;
+	static sighandler_t (*real_signal)(int, sighandler_t);
+
+	if (sig != SIGSEGV || !o) {
+		if (!real_signal)
+			real_signal = (sighandler_t (*)(int, sighandler_t))
+				dlsym(RTLD_NEXT, "signal");
+		if (!real_signal) {
+			errno = ENOSYS;
+			return SIG_ERR;
+		}
+		return real_signal(sig, handler);
+	}
+	/* glibc's signal(): BSD semantics, restarting system calls. */
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, sig);
+	if (o->segv_action(&act, &old))
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(read);
+
+	if (o)
+		o->will_store(buf, n);
+	return real_read(fd, buf, n);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(pread);
+
+	if (o)
+		o->will_store(buf, n);
+	return real_pread(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(pread64);
+
+	if (o)
+		o->will_store(buf, n);
+	return real_pread64(fd, buf, n, off);
+}
+
+int munmap(void *p, size_t n)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(munmap);
+
+	if (o)
+		o->will_unmap(p, n);
+	return real_munmap(p, n);
+}

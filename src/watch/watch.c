@@ -1,0 +1,1212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * watch.c - the checker behind `ntmem check`: it watches a program's plain
+ * stores into pmem, which no recorder hook can see, and judges them at the
+ * program's persistence points against the write-backs and non-temporal
+ * stores the library's recorder hooks do see (ntmem/hook.h).
+ *
+ * Pages. Every writable pmem mapping (ntm_ns_*, hence pmem_map_file(), and
+ * shared file mappings that pmem_* calls touch) is write-protected. The
+ * first store to a page faults; the handler copies the page (its "image":
+ * what is durable of it), makes it writable again and remembers the store's
+ * backtrace. Later stores to the page are not seen: the judgement compares
+ * contents, not store events, so it needs none.
+ *
+ * Lines. A write-back (or NT store) of a line of a stored-to page copies the
+ * line as it is at that moment: what the write-back makes durable at the
+ * next fence.
+ *
+ * Persistence points. At a fence of thread T (pmem_drain, pmem_persist,
+ * ntm_drain, a FUA write: every fence the library executes), each page T
+ * stored to first is compared with its image, line by line:
+ *   - unchanged: nothing to do;
+ *   - written back and unchanged since: durable, the image takes it;
+ *   - written back, then changed: the written-back contents are durable,
+ *     the change is not (stored-after-write-back);
+ *   - changed, not written back: not durable (not-written-back).
+ * A line that is not durable stays pending, remembering the first point
+ * that passed it. A page whose lines all match its image is protected again.
+ *
+ * Reports. A pending line is not yet a bug: programs store first and
+ * persist later, across fences of other data (an undo log's drains, say).
+ * It is one when the mapping is unmapped or the program exits with the line
+ * still not durable: then it is reported with its kind, the first point that
+ * passed it and the page's first store. With NTMEM_CHECK_EAGER=1 it is
+ * reported at that point already.
+ *
+ * Performance notes: a write-back of a line that did not change since it
+ * was last durable, and a second write-back of a line with no change
+ * between; counted per call site, reported at exit.
+ *
+ * Locking: one spin lock, taken by the fault handler too (a signal handler
+ * cannot take a mutex). No code holding it stores to a watched page, so a
+ * thread never faults while holding it; it may read them.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "watch/watch.h"
+#include "watch/watch_report.h"
+
+#define PAGE 4096u
+#define LINE 64u
+#define LINES (PAGE / LINE)	/* 64: one bit per line in a uint64_t */
+#define MAX_FRAMES 16
+/* Mappings watched at once: namespaces, pmem_map_file()s, discoveries. */
+#define MAX_RANGES 256
+/* Page records allocated with one mmap() (the handler cannot malloc()). */
+#define PAGES_PER_CHUNK 64
+/* Distinct call sites the performance notes keep apart. */
+#define MAX_PERF 256
+/* Shared mappings found not to be pmem, remembered so that a hot
+ * pmem_flush() on ordinary memory reads /proc/self/maps only once. */
+#define MAX_NOT_PMEM 32
+
+int ntm_watch_on;
+
+enum bug_kind {
+	BUG_NONE,
+	BUG_NOT_WRITTEN_BACK,	/* changed, not written back after the change */
+	BUG_STORED_AFTER_WB,	/* written back, then changed again */
+	BUG_NOT_FENCED,		/* written back or NT-stored, never fenced */
+	BUG_NEVER_WRITTEN_BACK,	/* changed after the last point, at the end */
+};
+
+static const char *const bug_names[] = {
+	[BUG_NOT_WRITTEN_BACK] = "not-written-back",
+	[BUG_STORED_AFTER_WB] = "stored-after-write-back",
+	[BUG_NOT_FENCED] = "not-fenced",
+	[BUG_NEVER_WRITTEN_BACK] = "never-written-back",
+};
+
+struct wrange;
+
+/* A page stored to since it was last all durable. */
+struct wpage {
+	uint8_t image[PAGE];	/* each line as it was when last durable */
+	uint8_t wbdata[PAGE];	/* each line as its last write-back saw it */
+	uint64_t wb;		/* lines written back since last durable */
+	uint64_t pending;	/* lines a point passed while not durable */
+	uint8_t reason[LINES];	/* pending: enum bug_kind at that point */
+	uint32_t point[LINES];	/* pending: the first point that passed it */
+	uintptr_t addr;
+	struct wrange *range;
+	uint32_t thread;	/* the thread of the first store */
+	int nframes;
+	void *frames[MAX_FRAMES];	/* the first store */
+	struct wpage *next;	/* in the dirty list, or the free list */
+};
+
+/* A watched mapping. */
+struct wrange {
+	uintptr_t start, end;	/* page aligned */
+	int prot;		/* what to give a page back when it is stored */
+	off_t off;		/* file offset of start */
+	char *path;		/* NULL: anonymous */
+	struct wpage **pages;	/* per page: NULL while write-protected */
+};
+
+/* A persistence point that left lines pending. */
+struct point {
+	const char *name;	/* the API function: pmem_drain, ... */
+	int nframes;
+	void *frames[MAX_FRAMES];
+};
+
+struct perf {
+	int kind;		/* 0 unchanged, 1 repeated */
+	const void *site;	/* the first frame outside the library */
+	int nframes;
+	void *frames[MAX_FRAMES];
+	uint64_t count;
+};
+
+static struct wrange *ranges[MAX_RANGES];
+static unsigned nranges;
+static struct wpage *dirty;		/* pages not all durable */
+static struct wpage *free_pages;
+static struct point *points;		/* [0] unused: "no point" */
+static uint32_t npoints, points_cap;
+static struct perf perf[MAX_PERF];
+static unsigned nperf;
+static uint64_t perf_dropped;
+static struct { uintptr_t start, end; } not_pmem[MAX_NOT_PMEM];
+static unsigned nnot_pmem, not_pmem_next;
+
+static int report_fd = -1;
+static bool eager;
+static int lock_word;
+static uint32_t next_thread = 1;
+static uint64_t bugs_reported;
+
+static __thread uint32_t self __attribute__((tls_model("initial-exec")));
+/* Inside the checker: a fault here is a real one, events are ours. */
+static __thread int inside __attribute__((tls_model("initial-exec")));
+/* The address this thread just retried after another thread's unprotect. */
+static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+/* The program's SIGSEGV action; immutable records, published whole. */
+static const struct sigaction *chained;
+
+static void lock(void)
+{
+	while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
+			sched_yield();	/* the holder may need this core */
+}
+
+static void unlock(void)
+{
+	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+static uint32_t thread_number(void)
+{
+	if (!self)
+		self = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+	return self;
+}
+
+static uintptr_t page_down(uintptr_t a)
+{
+	return a & ~(uintptr_t)(PAGE - 1);
+}
+
+static uintptr_t page_up(uintptr_t a)
+{
+	return (a + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	struct wrec w;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wrec_begin(&w, "note");
+	wrec_str(&w, "message", msg);
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+}
+
+/* --- ranges and pages ---------------------------------------------------- */
+
+static struct wrange *range_of(uintptr_t a)
+{
+	for (unsigned i = 0; i < nranges; i++)
+		if (a >= ranges[i]->start && a < ranges[i]->end)
+			return ranges[i];
+	return NULL;
+}
+
+static struct wpage **slot_of(struct wrange *r, uintptr_t a)
+{
+	return &r->pages[(a - r->start) / PAGE];
+}
+
+/* A page record from the free list, or a new chunk: no malloc() (the
+ * fault handler calls this), mmap() is async-signal-safe. Lock held. */
+static struct wpage *page_alloc(void)
+{
+	struct wpage *wp = free_pages;
+
+	if (!wp) {
+		struct wpage *chunk = mmap(NULL, sizeof(*chunk) * PAGES_PER_CHUNK,
+					   PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (chunk == MAP_FAILED)
+			return NULL;
+		for (unsigned i = 0; i < PAGES_PER_CHUNK; i++) {
+			chunk[i].next = free_pages;
+			free_pages = &chunk[i];
+		}
+		wp = free_pages;
+	}
+	free_pages = wp->next;
+	return wp;
+}
+
+static void page_free(struct wpage *wp)
+{
+	wp->next = free_pages;
+	free_pages = wp;
+}
+
+/*
+ * Page @a of @r is being stored to: keep its image, make it writable, put
+ * it on the dirty list. Lock held. 0, or -errno (then nothing changed).
+ */
+static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
+		      int nframes)
+{
+	struct wpage *wp = page_alloc();
+
+	if (!wp)
+		return -ENOMEM;
+	memcpy(wp->image, (const void *)a, PAGE);
+	wp->wb = 0;
+	wp->pending = 0;
+	wp->addr = a;
+	wp->range = r;
+	wp->thread = thread_number();
+	wp->nframes = nframes;
+	memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);
+	if (mprotect((void *)a, PAGE, r->prot)) {
+		int err = -errno;
+
+		page_free(wp);
+		return err;
+	}
+	*slot_of(r, a) = wp;
+	wp->next = dirty;
+	dirty = wp;
+	return 0;
+}
+
+/* Forget a page that is all durable (or judged): protect it again. */
+static void page_clean(struct wpage *wp)
+{
+	*slot_of(wp->range, wp->addr) = NULL;
+	mprotect((void *)wp->addr, PAGE, PROT_READ);
+	page_free(wp);
+}
+
+/* --- points and judgements ----------------------------------------------- */
+
+/* The backtrace of the calling thread, from its caller's caller on. */
+static int capture(void **frames)
+{
+	void *all[MAX_FRAMES + 4];
+	int n = backtrace(all, MAX_FRAMES + 4);
+
+	/* Drop this function and the checker's entry: they name nothing. */
+	n = n > 2 ? n - 2 : 0;
+	if (n > MAX_FRAMES)
+		n = MAX_FRAMES;
+	memcpy(frames, all + 2, sizeof(void *) * (size_t)n);
+	return n;
+}
+
+/* The API function a backtrace entered the library through. */
+static const char *entry_name(void *const *frames, int n, const char *dflt)
+{
+	const char *name = NULL;
+
+	for (int i = 0; i < n; i++) {
+		if (!watch_frame_ours(frames[i]))
+			break;
+		name = watch_frame_symbol(frames[i]);
+	}
+	return name ? name : dflt;
+}
+
+/* A new point; 0 when no memory (the reports then name no point). */
+static uint32_t point_new(const char *name, void *const *frames, int n)
+{
+	if (npoints == points_cap) {
+		uint32_t cap = points_cap ? points_cap * 2 : 64;
+		struct point *p = realloc(points, sizeof(*p) * cap);
+
+		if (!p)
+			return 0;
+		points = p;
+		points_cap = cap;
+		if (!npoints)
+			npoints = 1;	/* [0]: none */
+	}
+	points[npoints].name = name;
+	points[npoints].nframes = n;
+	memcpy(points[npoints].frames, frames, sizeof(void *) * (size_t)n);
+	return npoints++;
+}
+
+/* A point created only when a page has lines left pending. */
+struct lazy_point {
+	uint32_t id;
+	const char *dflt;
+	void *frames[MAX_FRAMES];
+	int n;
+	bool have_frames;
+};
+
+static uint32_t lazy_id(struct lazy_point *lp)
+{
+	if (!lp->id) {
+		if (!lp->have_frames)
+			lp->n = capture(lp->frames);
+		lp->id = point_new(entry_name(lp->frames, lp->n, lp->dflt),
+				   lp->frames, lp->n);
+	}
+	return lp->id;
+}
+
+/* The range of bytes in which line @l of @wp differs from its image. */
+static void changed_bytes(const struct wpage *wp, unsigned l, uintptr_t *lo,
+			  uintptr_t *hi)
+{
+	const uint8_t *cur = (const uint8_t *)wp->addr + l * LINE;
+	const uint8_t *img = wp->image + l * LINE;
+	unsigned a = 0, b = LINE;
+
+	while (a < LINE && cur[a] == img[a])
+		a++;
+	while (b > a && cur[b - 1] == img[b - 1])
+		b--;
+	*lo = wp->addr + l * LINE + a;
+	*hi = wp->addr + l * LINE + b;
+}
+
+/* One line found not durable, before the runs are merged. */
+struct bad {
+	uintptr_t line;		/* its address */
+	uintptr_t lo, hi;	/* the changed bytes */
+	enum bug_kind kind;
+	uint32_t point;
+	const struct wpage *wp;
+};
+
+struct bad_list {
+	struct bad *v;
+	size_t n, cap;
+};
+
+static void bad_add(struct bad_list *bl, const struct wpage *wp, unsigned l,
+		    enum bug_kind kind, uint32_t point)
+{
+	struct bad *b;
+
+	if (bl->n == bl->cap) {
+		size_t cap = bl->cap ? bl->cap * 2 : 64;
+		struct bad *v = realloc(bl->v, sizeof(*v) * cap);
+
+		if (!v)
+			return;	/* out of memory: fewer lines reported */
+		bl->v = v;
+		bl->cap = cap;
+	}
+	b = &bl->v[bl->n++];
+	b->line = wp->addr + l * LINE;
+	changed_bytes(wp, l, &b->lo, &b->hi);
+	b->kind = kind;
+	b->point = point;
+	b->wp = wp;
+}
+
+static int bad_cmp(const void *a, const void *b)
+{
+	const struct bad *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void report(const struct bad *first, const struct bad *last,
+		   const char *when, const struct point *end)
+{
+	const struct wrange *r = first->wp->range;
+	const struct point *pt = first->point ? &points[first->point] : end;
+	struct wrec w;
+
+	wrec_begin(&w, "bug");
+	wrec_str(&w, "kind", bug_names[first->kind]);
+	wrec_str(&w, "when", when);
+	wrec_str(&w, "file", r->path);
+	wrec_num(&w, "offset", (uint64_t)(first->lo - r->start) + (uint64_t)r->off);
+	wrec_num(&w, "length", last->hi - first->lo);
+	wrec_addr(&w, "address", first->lo);
+	wrec_str(&w, "point", pt ? pt->name : when);
+	wrec_frames(&w, "backtrace", pt ? pt->frames : NULL, pt ? pt->nframes : 0);
+	wrec_frames(&w, "first_store", first->wp->frames, first->wp->nframes);
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+	bugs_reported++;
+}
+
+/* Report @bl sorted, adjacent lines of one kind and point as one run. */
+static void report_all(struct bad_list *bl, const char *when,
+		       const struct point *end)
+{
+	size_t i = 0;
+
+	qsort(bl->v, bl->n, sizeof(*bl->v), bad_cmp);
+	while (i < bl->n) {
+		size_t j = i;
+
+		while (j + 1 < bl->n && bl->v[j + 1].line == bl->v[j].line + LINE &&
+		       bl->v[j + 1].kind == bl->v[i].kind &&
+		       bl->v[j + 1].point == bl->v[i].point &&
+		       bl->v[j + 1].wp->range == bl->v[i].wp->range)
+			j++;
+		report(&bl->v[i], &bl->v[j], when, end);
+		i = j + 1;
+	}
+	free(bl->v);
+	bl->v = NULL;
+	bl->n = bl->cap = 0;
+}
+
+static bool line_is(const struct wpage *wp, unsigned l, const uint8_t *copy)
+{
+	return !memcmp((const void *)(wp->addr + l * LINE), copy + l * LINE, LINE);
+}
+
+/*
+ * A fence of the page's thread: lines written back and unchanged since
+ * become durable; changed lines become pending. True when the page is all
+ * durable again. Lock held.
+ */
+static bool page_settle(struct wpage *wp, struct lazy_point *lp,
+			struct bad_list *now)
+{
+	for (unsigned l = 0; l < LINES; l++) {
+		uint64_t bit = 1ull << l;
+		enum bug_kind kind;
+
+		if (line_is(wp, l, wp->image)) {
+			wp->wb &= ~bit;
+			wp->pending &= ~bit;
+			continue;
+		}
+		if (wp->wb & bit) {
+			wp->wb &= ~bit;
+			if (line_is(wp, l, wp->wbdata)) {
+				memcpy(wp->image + l * LINE,
+				       (const void *)(wp->addr + l * LINE), LINE);
+				wp->pending &= ~bit;
+				continue;
+			}
+			/* What was written back is durable; the change is not. */
+			memcpy(wp->image + l * LINE, wp->wbdata + l * LINE, LINE);
+			kind = BUG_STORED_AFTER_WB;
+		} else {
+			kind = BUG_NOT_WRITTEN_BACK;
+		}
+		if (wp->pending & bit)
+			continue;	/* the first point that passed it stays */
+		wp->pending |= bit;
+		wp->reason[l] = (uint8_t)kind;
+		wp->point[l] = lazy_id(lp);
+		if (eager)
+			bad_add(now, wp, l, kind, wp->point[l]);
+	}
+	return !wp->pending;
+}
+
+/* At unmap or exit: every line of @wp that is not durable. Lock held. */
+static void page_judge(struct wpage *wp, struct bad_list *bl)
+{
+	for (unsigned l = 0; l < LINES; l++) {
+		uint64_t bit = 1ull << l;
+
+		if (line_is(wp, l, wp->image))
+			continue;
+		if (eager && (wp->pending & bit))
+			continue;	/* reported at its point */
+		if (wp->wb & bit)
+			bad_add(bl, wp, l, line_is(wp, l, wp->wbdata) ?
+				BUG_NOT_FENCED : BUG_STORED_AFTER_WB, 0);
+		else if (wp->pending & bit)
+			bad_add(bl, wp, l, (enum bug_kind)wp->reason[l],
+				wp->point[l]);
+		else
+			bad_add(bl, wp, l, BUG_NEVER_WRITTEN_BACK, 0);
+	}
+}
+
+static void fence(void)
+{
+	uint32_t me = thread_number();
+	struct lazy_point lp = { .dflt = "fence" };
+	struct bad_list now = { 0 };
+	struct wpage **pp, *wp;
+
+	lock();
+	for (pp = &dirty; (wp = *pp);) {
+		if (wp->thread != me || !page_settle(wp, &lp, &now)) {
+			pp = &wp->next;
+			continue;
+		}
+		*pp = wp->next;
+		page_clean(wp);
+	}
+	if (now.n)
+		report_all(&now, "point", NULL);
+	unlock();
+}
+
+/* --- write-backs and performance notes ------------------------------------ */
+
+static void perf_count(int kind)
+{
+	void *frames[MAX_FRAMES];
+	int n = capture(frames);
+	const void *site = NULL;
+
+	for (int i = 0; i < n && !site; i++)
+		if (!watch_frame_ours(frames[i]))
+			site = frames[i];
+	lock();
+	for (unsigned i = 0; i < nperf; i++) {
+		if (perf[i].kind == kind && perf[i].site == site) {
+			perf[i].count++;
+			unlock();
+			return;
+		}
+	}
+	if (nperf < MAX_PERF) {
+		perf[nperf] = (struct perf){ .kind = kind, .site = site,
+					     .nframes = n, .count = 1 };
+		memcpy(perf[nperf].frames, frames, sizeof(void *) * (size_t)n);
+		nperf++;
+	} else {
+		perf_dropped++;
+	}
+	unlock();
+}
+
+static bool not_pmem_known(uintptr_t a)
+{
+	for (unsigned i = 0; i < nnot_pmem; i++)
+		if (a >= not_pmem[i].start && a < not_pmem[i].end)
+			return true;
+	return false;
+}
+
+static void watch_range(uintptr_t start, uintptr_t end, const char *path,
+			off_t off, int prot);
+
+/*
+ * A pmem_* call touched memory no watched mapping holds: if it is a shared
+ * mapping of a file, watch it from now on (stores before this are not
+ * seen); else remember it is not pmem.
+ */
+static void discover(uintptr_t a)
+{
+	FILE *maps;
+	char line[4096 + 128];
+	bool found = false;
+
+	lock();
+	found = not_pmem_known(a) || range_of(a);
+	unlock();
+	if (found)
+		return;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi, off;
+		char perms[5], path[4096];
+		int n;
+
+		path[0] = 0;
+		n = sscanf(line, "%lx-%lx %4s %lx %*s %*s %4095[^\n]", &lo, &hi,
+			   perms, &off, path);
+		if (n < 4 || a < lo || a >= hi)
+			continue;
+		found = true;
+		if (perms[1] == 'w' && perms[3] == 's' && path[0] == '/') {
+			watch_range(lo, hi, path, (off_t)off,
+				    PROT_READ | PROT_WRITE |
+				    (perms[2] == 'x' ? PROT_EXEC : 0));
+		} else {
+			lock();
+			not_pmem[not_pmem_next].start = lo;
+			not_pmem[not_pmem_next].end = hi;
+			not_pmem_next = (not_pmem_next + 1) % MAX_NOT_PMEM;
+			if (nnot_pmem < MAX_NOT_PMEM)
+				nnot_pmem++;
+			unlock();
+		}
+		break;
+	}
+	fclose(maps);
+	(void)found;
+}
+
+/* A write-back (one line) or an NT store (any bytes) hit [lo, hi). */
+static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t unknown = 0;
+	int perf_kind = -1;
+
+	lock();
+	for (uintptr_t a = lo & ~(uintptr_t)(LINE - 1); a < hi; a += LINE) {
+		struct wrange *r = range_of(a);
+		struct wpage *wp;
+		unsigned l;
+
+		if (!r) {
+			unknown = a;
+			continue;
+		}
+		wp = *slot_of(r, a);
+		if (!wp) {
+			/* Write-protected: not stored since it was durable. */
+			if (kind == NTM_REC_WRITEBACK)
+				perf_kind = 0;
+			continue;
+		}
+		l = (unsigned)((a - wp->addr) / LINE);
+		if (kind == NTM_REC_WRITEBACK) {
+			if (line_is(wp, l, wp->image))
+				perf_kind = 0;
+			else if ((wp->wb & (1ull << l)) && line_is(wp, l, wp->wbdata))
+				perf_kind = 1;
+		}
+		memcpy(wp->wbdata + l * LINE, (const void *)a, LINE);
+		wp->wb |= 1ull << l;
+	}
+	unlock();
+	if (perf_kind >= 0)
+		perf_count(perf_kind);
+	if (unknown)
+		discover(unknown);
+}
+
+void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
+			  const void *where)
+{
+	uintptr_t lo = (uintptr_t)p;
+
+	if (inside)
+		return;
+	inside = 1;
+	switch (kind) {
+	case NTM_REC_FENCE:
+		(void)where;
+		fence();
+		break;
+	case NTM_REC_WRITEBACK:
+		written_back(kind, lo, (lo | (LINE - 1)) + 1);
+		break;
+	case NTM_REC_NT:
+		if (lo + n > lo)
+			written_back(kind, lo, lo + n);
+		break;
+	case NTM_REC_STORE:
+		break;	/* the page fault saw the first one */
+	}
+	inside = 0;
+}
+
+/* --- mappings ------------------------------------------------------------- */
+
+/* Drop the pages of [a, e) from the dirty list. Lock held. */
+static void judge_range(uintptr_t a, uintptr_t e, struct bad_list *bl,
+			struct wpage **gone)
+{
+	struct wpage **pp, *wp;
+
+	for (pp = &dirty; (wp = *pp);) {
+		if (wp->addr < a || wp->addr >= e) {
+			pp = &wp->next;
+			continue;
+		}
+		page_judge(wp, bl);
+		*pp = wp->next;
+		*slot_of(wp->range, wp->addr) = NULL;
+		/* Freed after the report: the report reads its frames. */
+		wp->next = *gone;
+		*gone = wp;
+	}
+}
+
+static void free_list(struct wpage *wp)
+{
+	while (wp) {
+		struct wpage *next = wp->next;
+
+		page_free(wp);
+		wp = next;
+	}
+}
+
+static void range_destroy(struct wrange *r)
+{
+	munmap(r->pages, (r->end - r->start) / PAGE * sizeof(*r->pages));
+	free(r->path);
+	free(r);
+}
+
+/* A new range over [start, end), not yet protected; NULL: no memory. */
+static struct wrange *range_new(uintptr_t start, uintptr_t end,
+				const char *path, off_t off, int prot)
+{
+	struct wrange *r = calloc(1, sizeof(*r));
+	size_t bytes = (end - start) / PAGE * sizeof(*r->pages);
+
+	if (!r)
+		return NULL;
+	/* Untouched parts of a large namespace's table cost nothing. */
+	r->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	r->path = path && *path ? strdup(path) : NULL;
+	if (r->pages == MAP_FAILED || (path && *path && !r->path)) {
+		if (r->pages != MAP_FAILED)
+			munmap(r->pages, bytes);
+		free(r->path);
+		free(r);
+		return NULL;
+	}
+	r->start = start;
+	r->end = end;
+	r->off = off;
+	r->prot = prot;
+	return r;
+}
+
+/*
+ * Unmap [a, e) from the watched ranges: judge its dirty pages (reported
+ * under @why), then trim, split or drop the ranges it covers. Lock held.
+ */
+static void unwatch(uintptr_t a, uintptr_t e, const char *when,
+		    const struct point *end)
+{
+	struct bad_list bl = { 0 };
+	struct wpage *gone = NULL;
+
+	judge_range(a, e, &bl, &gone);
+	if (bl.n)
+		report_all(&bl, when, end);
+	free_list(gone);
+	for (unsigned i = 0; i < nranges;) {
+		struct wrange *r = ranges[i];
+
+		if (e <= r->start || a >= r->end) {
+			i++;
+			continue;
+		}
+		if (a > r->start && e < r->end) {
+			/* A hole in the middle: the rest becomes a range. */
+			struct wrange *tail = nranges < MAX_RANGES ?
+				range_new(e, r->end, r->path,
+					  r->off + (off_t)(e - r->start), r->prot) : NULL;
+
+			if (tail) {
+				memcpy(tail->pages, slot_of(r, e),
+				       (r->end - e) / PAGE * sizeof(*r->pages));
+				for (uintptr_t p = e; p < r->end; p += PAGE)
+					if (*slot_of(tail, p))
+						(*slot_of(tail, p))->range = tail;
+				ranges[nranges++] = tail;
+			}
+			r->end = a;	/* the table keeps its size: unmapped whole */
+			i++;
+			continue;
+		}
+		if (a <= r->start && e >= r->end) {
+			ranges[i] = ranges[--nranges];
+			range_destroy(r);
+			continue;
+		}
+		if (a <= r->start) {
+			/* The head goes: the table is shifted, not reallocated. */
+			size_t cut = (e - r->start) / PAGE;
+
+			memmove(r->pages, r->pages + cut,
+				(r->end - e) / PAGE * sizeof(*r->pages));
+			memset(r->pages + (r->end - e) / PAGE, 0,
+			       cut * sizeof(*r->pages));
+			r->off += (off_t)(e - r->start);
+			r->start = e;
+		} else {
+			r->end = a;
+		}
+		i++;
+	}
+}
+
+static void watch_range(uintptr_t start, uintptr_t end, const char *path,
+			off_t off, int prot)
+{
+	struct wrange *r = range_new(start, end, path, off, prot);
+
+	if (!r) {
+		note("%s: not watched: no memory", path ? path : "mapping");
+		return;
+	}
+	lock();
+	/* Whatever was watched there before was unmapped behind our back. */
+	unwatch(start, end, "unmap", NULL);
+	if (nranges == MAX_RANGES || mprotect((void *)start, end - start,
+						   PROT_READ)) {
+		unlock();
+		note("%s: not watched: %s", path ? path : "mapping",
+		     nranges == MAX_RANGES ? "too many mappings" : strerror(errno));
+		range_destroy(r);
+		return;
+	}
+	ranges[nranges++] = r;
+	unlock();
+}
+
+void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (!n)
+		return;
+	inside = 1;
+	watch_range(page_down(a), page_up(a + n), path, off - (off_t)(a - page_down(a)),
+		    PROT_READ | PROT_WRITE);
+	inside = 0;
+}
+
+/* Whether [a, e) overlaps a watched range. Lock held. */
+static bool overlaps(uintptr_t a, uintptr_t e)
+{
+	for (unsigned i = 0; i < nranges; i++)
+		if (a < ranges[i]->end && ranges[i]->start < e)
+			return true;
+	return false;
+}
+
+void ntm_watch_unmap_slow(const void *p, size_t n, const char *why)
+{
+	uintptr_t a = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
+	struct point end = { .name = why };
+	bool hit;
+
+	if (e <= a || inside)
+		return;
+	inside = 1;
+	lock();
+	nnot_pmem = 0;	/* addresses may be mapped again */
+	hit = overlaps(a, e);
+	unlock();
+	if (hit) {
+		/* The backtrace only when it is needed: munmap() is common. */
+		end.nframes = capture(end.frames);
+		lock();
+		unwatch(a, e, "unmap", &end);
+		unlock();
+	}
+	inside = 0;
+}
+
+void ntm_watch_synced_slow(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p, e = a + n;
+	struct wpage **pp, *wp;
+
+	inside = 1;
+	lock();
+	for (pp = &dirty; (wp = *pp);) {
+		if (wp->addr + PAGE <= a || wp->addr >= e) {
+			pp = &wp->next;
+			continue;
+		}
+		for (unsigned l = 0; l < LINES; l++) {
+			uintptr_t la = wp->addr + l * LINE;
+			uint64_t bit = 1ull << l;
+
+			if (la + LINE <= a || la >= e)
+				continue;
+			memcpy(wp->image + l * LINE, (const void *)la, LINE);
+			wp->wb &= ~bit;
+			wp->pending &= ~bit;
+		}
+		if (wp->pending || wp->wb || memcmp(wp->image, (const void *)wp->addr, PAGE)) {
+			pp = &wp->next;
+			continue;
+		}
+		*pp = wp->next;
+		page_clean(wp);
+	}
+	unlock();
+	inside = 0;
+}
+
+/* --- the fault handler ---------------------------------------------------- */
+
+static void *fault_pc(const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+
+#if defined(__x86_64__)
+	return (void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (void *)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return NULL;
+#endif
+}
+
+/* The frames of a fault: from the faulting instruction on. */
+static int fault_frames(const void *ucv, void **frames)
+{
+	void *all[MAX_FRAMES + 8];
+	void *pc = fault_pc(ucv);
+	int n = backtrace(all, MAX_FRAMES + 8);
+
+	for (int i = 0; i < n; i++) {
+		if (all[i] != pc)
+			continue;
+		n -= i;
+		if (n > MAX_FRAMES)
+			n = MAX_FRAMES;
+		memcpy(frames, all + i, sizeof(void *) * (size_t)n);
+		return n;
+	}
+	frames[0] = pc;
+	return pc ? 1 : 0;
+}
+
+/* A write fault at @addr: ours when it hit a protected watched page. */
+static bool take_fault(uintptr_t addr, const void *ucv)
+{
+	void *frames[MAX_FRAMES];
+	int n = fault_frames(ucv, frames);
+	uintptr_t a = page_down(addr);
+	struct wrange *r;
+	int err;
+
+	lock();
+	r = range_of(a);
+	if (!r) {
+		unlock();
+		return false;
+	}
+	if (*slot_of(r, a)) {
+		/*
+		 * Another thread made it writable meanwhile: retry once. A
+		 * second fault at the same address is not ours (the program
+		 * protected the page itself).
+		 */
+		unlock();
+		if (retried == addr) {
+			retried = 0;
+			return false;
+		}
+		retried = addr;
+		return true;
+	}
+	err = page_dirty(r, a, frames, n);
+	unlock();
+	retried = 0;
+	return err == 0;
+}
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *act = __atomic_load_n(&chained, __ATOMIC_ACQUIRE);
+	bool sent = si->si_code <= 0;	/* kill(), sigqueue(): no fault */
+
+	if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		if (act->sa_flags & SA_SIGINFO)
+			act->sa_sigaction(sig, si, uc);
+		else
+			act->sa_handler(sig);
+		return;
+	}
+	if (act && act->sa_handler == SIG_IGN && sent)
+		return;
+	/*
+	 * The default action (a fault ignores SIG_IGN too): put it back and
+	 * let the fault happen again, or send the signal again, so the
+	 * process dies of SIGSEGV as it would have without the checker.
+	 */
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	real_sigaction(SIGSEGV, &dfl, NULL);
+	if (sent)
+		raise(sig);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if (si->si_code == SEGV_ACCERR && !inside) {
+		inside = 1;
+		bool ours = take_fault((uintptr_t)si->si_addr, uc);
+
+		inside = 0;
+		if (ours) {
+			errno = saved;
+			return;
+		}
+	}
+	errno = saved;
+	chain(sig, si, uc);
+}
+
+/* --- the preload shim's requests ------------------------------------------ */
+
+static int segv_action(const struct sigaction *act, struct sigaction *old)
+{
+	const struct sigaction *cur = __atomic_load_n(&chained, __ATOMIC_ACQUIRE);
+
+	if (old) {
+		if (cur)
+			*old = *cur;
+		else
+			memset(old, 0, sizeof(*old));	/* SIG_DFL */
+	}
+	if (act) {
+		struct sigaction *copy = malloc(sizeof(*copy));
+
+		if (!copy) {
+			errno = ENOMEM;
+			return -1;
+		}
+		*copy = *act;
+		/* Old records are never freed: a handler may be reading one. */
+		__atomic_store_n(&chained, copy, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static void will_store(void *p, size_t n)
+{
+	uintptr_t a = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
+	void *frames[MAX_FRAMES];
+	bool hit;
+	int nf;
+
+	if (!n || e <= a || inside)
+		return;
+	inside = 1;
+	lock();
+	hit = overlaps(a, e);
+	unlock();
+	if (hit) {
+		nf = capture(frames);
+		lock();
+		for (; a < e; a += PAGE) {
+			struct wrange *r = range_of(a);
+
+			if (r && !*slot_of(r, a))
+				page_dirty(r, a, frames, nf);
+		}
+		unlock();
+	}
+	inside = 0;
+}
+
+static void will_unmap(void *p, size_t n)
+{
+	ntm_watch_unmap_slow(p, n, "munmap");
+}
+
+static const struct ntm_watch_ops ops = {
+	.segv_action = segv_action,
+	.will_store = will_store,
+	.will_unmap = will_unmap,
+};
+
+/* --- start and end -------------------------------------------------------- */
+
+static void perf_report(void)
+{
+	static const char *const kinds[] = { "unchanged-write-back",
+					     "repeated-write-back" };
+
+	for (unsigned i = 0; i < nperf; i++) {
+		struct wrec w;
+
+		wrec_begin(&w, "perf");
+		wrec_str(&w, "kind", kinds[perf[i].kind]);
+		wrec_num(&w, "count", perf[i].count);
+		wrec_frames(&w, "site", perf[i].frames, perf[i].nframes);
+		wrec_num(&w, "pid", (uint64_t)getpid());
+		wrec_emit(&w, report_fd);
+	}
+	if (perf_dropped)
+		note("%llu performance events at more than %u call sites were "
+		     "not kept apart", (unsigned long long)perf_dropped, MAX_PERF);
+}
+
+__attribute__((destructor))
+static void watch_end(void)
+{
+	struct point end = { .name = "exit" };
+	struct bad_list bl = { 0 };
+	struct wpage *gone = NULL;
+
+	if (!ntm_watch_on)
+		return;
+	inside = 1;
+	lock();
+	judge_range(0, UINTPTR_MAX, &bl, &gone);
+	if (bl.n)
+		report_all(&bl, "exit", &end);
+	free_list(gone);
+	perf_report();
+	unlock();
+	/* Nothing after this is judged: stores in later destructors are not
+	 * seen (and pages are left writable so they do not fault). */
+	__atomic_store_n(&ntm_watch_on, 0, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < nranges; i++)
+		mprotect((void *)ranges[i]->start,
+			      ranges[i]->end - ranges[i]->start, ranges[i]->prot);
+}
+
+__attribute__((constructor))
+static void watch_start(void)
+{
+	const char *on = getenv("NTMEM_CHECK_WATCH");
+	const char *path = getenv("NTMEM_CHECK_REPORT");
+	const char *e = getenv("NTMEM_CHECK_EAGER");
+	void (*reg)(const struct ntm_watch_ops *);
+	struct sigaction act = { 0 }, old;
+	void *warm[2];
+
+	if (!on || strcmp(on, "1"))
+		return;
+	eager = e && !strcmp(e, "1");
+	report_fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+				  : -1;
+	if (report_fd < 0)
+		report_fd = dup(STDERR_FILENO);
+	/*
+	 * The real functions, past the preload shim's (RTLD_NEXT from here
+	 * is libc): the checker's own handler and protections must not be
+	 * taken for the program's.
+	 */
+	real_sigaction = (int (*)(int, const struct sigaction *,
+				  struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction) {
+		note("cannot find sigaction: nothing is watched");
+		return;
+	}
+	/* backtrace() loads its unwinder on first use: not in a handler. */
+	backtrace(warm, 2);
+	act.sa_sigaction = on_segv;
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	if (real_sigaction(SIGSEGV, &act, &old)) {
+		note("cannot install the SIGSEGV handler: nothing is watched");
+		return;
+	}
+	if (old.sa_handler != SIG_DFL)
+		segv_action(&old, NULL);
+	reg = (void (*)(const struct ntm_watch_ops *))
+		dlsym(RTLD_DEFAULT, "ntm_watch_preload_register");
+	if (reg)
+		reg(&ops);
+	else
+		note("no preload shim: a SIGSEGV handler the program installs "
+		     "replaces the checker's");
+	__atomic_store_n(&ntm_watch_on, 1, __ATOMIC_RELEASE);
+}

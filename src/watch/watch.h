@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * watch/watch.h - how the library tells the checker of `ntmem check`
+ * (src/watch/watch.c) about pmem mappings and persistence events. Private;
+ * never installed.
+ *
+ * The checker exists only in the recorder build (NTM_RECORD) and does
+ * nothing until NTMEM_CHECK_WATCH is set in the environment (ntmem check
+ * sets it). In the ordinary library every hook below is an empty inline
+ * function; in the recorder build it is one load of a flag when the
+ * checker is off.
+ */
+#ifndef NTMEM_WATCH_H
+#define NTMEM_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ntmem/hook.h"
+
+#ifdef NTM_RECORD
+
+/* Non-zero once the checker is on; never turned off. */
+extern int ntm_watch_on;
+
+void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off);
+void ntm_watch_unmap_slow(const void *p, size_t n, const char *why);
+void ntm_watch_synced_slow(const void *p, size_t n);
+void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
+			  const void *where);
+
+#define NTM_WATCH_ON() __builtin_expect(__atomic_load_n(&ntm_watch_on, \
+					__ATOMIC_RELAXED), 0)
+
+/* A writable mapping of @path (file offset @off) that holds pmem. */
+static inline void ntm_watch_map(void *p, size_t n, const char *path,
+				 off_t off)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_map_slow(p, n, path, off);
+}
+
+/*
+ * [@p, @p + @n) is about to be unmapped by @why ("pmem_unmap", "munmap",
+ * "ntm_ns_close"): its lines that are not durable are reported.
+ */
+static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_unmap_slow(p, n, why);
+}
+
+/* msync() made the range durable (a file without DAX). */
+static inline void ntm_watch_synced(const void *p, size_t n)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_synced_slow(p, n);
+}
+
+/* Every recorded event (ntm_rec_event()), before the recorder sees it. */
+static inline void ntm_watch_event(enum ntm_rec_kind kind, const void *p,
+				   size_t n, const void *where)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_event_slow(kind, p, n, where);
+}
+
+#else
+
+static inline void ntm_watch_map(void *p, size_t n, const char *path,
+				 off_t off)
+{
+	(void)p, (void)n, (void)path, (void)off;
+}
+
+static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
+{
+	(void)p, (void)n, (void)why;
+}
+
+static inline void ntm_watch_synced(const void *p, size_t n)
+{
+	(void)p, (void)n;
+}
+
+#endif /* NTM_RECORD */
+
+/*
+ * What the preload shim (src/watch/preload.c, unversioned, so it can stand
+ * in front of glibc's versioned symbols) asks the checker. The checker
+ * hands a table to the shim's ntm_watch_preload_register() when it starts;
+ * a program run without the shim has no interposition (documented).
+ */
+struct sigaction;
+struct ntm_watch_ops {
+	/* sigaction(SIGSEGV, ...) of the program: kept, not installed. */
+	int (*segv_action)(const struct sigaction *act, struct sigaction *old);
+	/* A system call is about to store into [p, p + n). */
+	void (*will_store)(void *p, size_t n);
+	/* munmap(p, n) is about to run. */
+	void (*will_unmap)(void *p, size_t n);
+};
+
+#endif /* NTMEM_WATCH_H */
