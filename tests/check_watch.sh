@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check_watch.sh WATCH_DIR CASES - the watcher of `ntmem check` (the
+# libraries in WATCH_DIR) runs each case of watch_cases.c (CASES) with the
+# same output and exit status as without it, and reports exactly the bugs
+# the case has. The watcher is started here through its environment
+# (what `ntmem check` sets), so this tests the libraries alone.
+# Exit 0 pass, 1 fail.
+set -u
+if [ $# -ne 2 ]; then
+	echo "usage: $0 WATCH_DIR CASES" >&2
+	exit 1
+fi
+wdir=$1 cases=$2
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ntmem-watch-XXXXXX") || exit 1
+trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+rep=$tmp/report
+
+# run_case CASE [VAR=VALUE...]: plain, then watched; sets $plain_rc,
+# $watched_rc, and leaves the records in $rep.
+run_case() {
+	c=$1
+	shift
+	rm -rf "$tmp/d" && mkdir "$tmp/d"
+	env "$@" PMEM_IS_PMEM_FORCE=1 "$cases" "$c" "$tmp/d" >"$tmp/plain.out" 2>"$err"
+	plain_rc=$?
+	rm -rf "$tmp/d" && mkdir "$tmp/d"
+	: >"$rep"
+	env "$@" PMEM_IS_PMEM_FORCE=1 NTMEM_CHECK_WATCH=1 NTMEM_CHECK_REPORT="$rep" \
+		LD_PRELOAD="$wdir/libntmem-watch-preload.so" \
+		LD_LIBRARY_PATH="$wdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$cases" "$c" "$tmp/d" >"$out" 2>>"$err"
+	watched_rc=$?
+}
+
+same_run() {
+	if [ "$plain_rc" -eq "$watched_rc" ] && cmp -s "$tmp/plain.out" "$out"; then
+		ok "$c: same output and exit status ($watched_rc) as without the watcher"
+	else
+		bad "$c: exit $watched_rc (plain $plain_rc), output differs or not"
+		sed 's/^/# /' "$out" "$err"
+	fi
+}
+
+bugs() { grep -c '"type":"bug"' "$rep"; }
+
+no_bugs() {
+	if [ "$(bugs)" -eq 0 ]; then ok "$c: no report"; else
+		bad "$c: $(bugs) reports, expected none"; sed 's/^/# /' "$rep"; fi
+}
+
+# one_bug FIELDS...: exactly one record, and it has each "key":value given.
+one_bug() {
+	if [ "$(bugs)" -ne 1 ]; then
+		bad "$c: $(bugs) reports, expected one"; sed 's/^/# /' "$rep"
+		return
+	fi
+	for f in "$@"; do
+		if ! grep '"type":"bug"' "$rep" | grep -q -- "$f"; then
+			bad "$c: the report lacks $f"; sed 's/^/# /' "$rep"
+			return
+		fi
+	done
+	ok "$c: one report with $*"
+}
+
+for c in segv-handler signal-handler; do
+	run_case $c
+	same_run
+	no_bugs
+	grep -qx caught "$out" || bad "$c: the program's handler did not run"
+done
+
+run_case segv-default
+if [ "$watched_rc" -eq 139 ] && [ "$plain_rc" -eq 139 ]; then
+	ok "segv-default: a real fault still kills with SIGSEGV"
+else
+	bad "segv-default: exit $watched_rc (plain $plain_rc), expected 139"
+fi
+
+for c in read threads fork; do
+	run_case $c
+	same_run
+	no_bugs
+done
+
+run_case threads-bug
+same_run
+# Thread 2 (page 3) forgot the flush of its last line: 3 * 4096 + 7 * 64.
+one_bug '"kind":"not-written-back"' '"when":"unmap"' '"offset":12736,' \
+	'"length":8,' '"point":"pmem_drain"'
+
+run_case discover
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":8232,' \
+	'"length":8,' '"point":"munmap"' 'plain"'
+
+run_case copy-mc
+same_run
+no_bugs
+
+run_case eager NTMEM_CHECK_EAGER=1
+same_run
+one_bug '"kind":"not-written-back"' '"when":"point"' '"offset":4120,' \
+	'"length":8,' '"point":"pmem_drain"'
+run_case eager
+no_bugs
+
+exit $fail

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * watch_cases.c CASE DIR - programs that `ntmem check`'s watcher must run
+ * unchanged (same output, same exit status) and judge right; run by
+ * check_watch.sh, once plainly and once under the watcher. Each case maps
+ * DIR/pool with PMDK's pmem_map_file() unless it says otherwise.
+ *
+ *   segv-handler   the program's own SIGSEGV handler (sigaction, siglongjmp
+ *                  out of it) still gets its faults; "caught" is printed
+ *   signal-handler the same, installed with signal()
+ *   segv-default   a real fault with no handler still kills with SIGSEGV
+ *   read           read() into pmem works (the kernel's store meets no
+ *                  write-protected page), then persisted: no report
+ *   threads        4 threads store and persist their own lines, 200 times
+ *                  each, while the others fence: no report
+ *   threads-bug    the same, and thread 2 forgets one flush: one report
+ *   discover       a plain MAP_SHARED mapping the program made: the first
+ *                  pmem_persist() on it starts watching; a later store
+ *                  never persisted is reported at munmap()
+ *   copy-mc        ntm_copy_mc() from a file truncated underneath still
+ *                  returns the bytes it could not copy (its SIGBUS handler
+ *                  and the watcher's SIGSEGV handler side by side)
+ *   fork           parent and child each store and persist: no report
+ *   eager          a missing flush, for NTMEM_CHECK_EAGER=1: reported at
+ *                  the pmem_drain() that passed it
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <libpmem.h>
+#include <ntmem.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define POOL (1u << 20)
+/* Every byte differs from the zeroes it replaces: the reported length is
+ * the store's. */
+#define PATTERN 0x1122334455667788ull
+
+static char *pool;
+/* Read at run time, so the compiler sees no constant bad pointer. */
+static volatile uintptr_t unmapped = 16;
+static size_t pool_len;
+static sigjmp_buf back;
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(2);
+}
+
+static void map_pool(const char *dir)
+{
+	char path[4096];
+	int is_pmem;
+
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	pool = pmem_map_file(path, POOL, PMEM_FILE_CREATE, 0600, &pool_len,
+			     &is_pmem);
+	if (!pool)
+		die("pmem_map_file");
+	pmem_memset_persist(pool, 0, pool_len);
+}
+
+static void store_persist(size_t off)
+{
+	*(volatile uint64_t *)(pool + off) = PATTERN;
+	pmem_persist(pool + off, 8);
+}
+
+static void on_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(back, 1);
+}
+
+static int handler_case(bool use_signal)
+{
+	struct sigaction act = { .sa_handler = on_fault };
+
+	if (use_signal) {
+		if (signal(SIGSEGV, on_fault) == SIG_ERR)
+			die("signal");
+	} else if (sigaction(SIGSEGV, &act, NULL)) {
+		die("sigaction");
+	}
+	store_persist(4096 + 8);
+	if (!sigsetjmp(back, 1))
+		*(volatile int *)unmapped = 1;	/* a real fault */
+	else
+		puts("caught");
+	store_persist(8192 + 8);	/* the watcher still works after it */
+	return 0;
+}
+
+static int read_case(void)
+{
+	char buf[300];
+	int fds[2];
+
+	memset(buf, 0x5a, sizeof(buf));
+	if (pipe(fds) || write(fds[1], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		die("pipe");
+	/* Into a page that was never stored to: still write-protected. */
+	if (read(fds[0], pool + 3 * 4096 + 100, sizeof(buf)) != (ssize_t)sizeof(buf))
+		die("read into pmem");
+	pmem_persist(pool + 3 * 4096 + 100, sizeof(buf));
+	if (memcmp(pool + 3 * 4096 + 100, buf, sizeof(buf)))
+		die("read data");
+	return 0;
+}
+
+struct worker {
+	pthread_t t;
+	unsigned id;
+	bool forget;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	for (unsigned i = 0; i < 200; i++) {
+		/* Each thread its own page: a line per round. */
+		size_t off = (size_t)(w->id + 1) * 4096 + (i % 64) * 64;
+
+		if (w->forget && i == 199) {
+			/* Every byte differs from the line's last value. */
+			*(volatile uint64_t *)(pool + off) = ~(PATTERN + i);
+			pmem_drain();	/* the flush forgotten */
+			continue;
+		}
+		*(volatile uint64_t *)(pool + off) = PATTERN + i;
+		pmem_persist(pool + off, 8);
+	}
+	return NULL;
+}
+
+static int threads_case(bool bug)
+{
+	struct worker w[4];
+
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .id = i, .forget = bug && i == 2 };
+		if (pthread_create(&w[i].t, NULL, work, &w[i]))
+			die("pthread_create");
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(w[i].t, NULL);
+	/* Thread 2's last line (199 % 64 = 7, offset 3 * 4096 + 7 * 64) is
+	 * never written back: one report. */
+	return 0;
+}
+
+static int discover_case(const char *dir)
+{
+	char path[4096];
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, 4 * 4096))
+		die("plain file");
+	p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	*(volatile uint64_t *)p = PATTERN;
+	pmem_persist(p, 8);			/* watched from here on */
+	*(volatile uint64_t *)(p + 2 * 4096 + 40) = PATTERN;	/* never persisted */
+	if (munmap(p, 4 * 4096))
+		die("munmap");
+	close(fd);
+	return 0;
+}
+
+static int copy_mc_case(const char *dir)
+{
+	char path[4096], buf[4 * 4096];
+	const char *src;
+	size_t left;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mc", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, sizeof(buf)))
+		die("mc file");
+	src = mmap(NULL, sizeof(buf), PROT_READ, MAP_SHARED, fd, 0);
+	if (src == MAP_FAILED)
+		die("mmap");
+	if (ftruncate(fd, 2 * 4096))
+		die("truncate");
+	left = ntm_copy_mc(buf, src, sizeof(buf));
+	printf("copy_mc left %zu\n", left);
+	store_persist(4096);	/* the watcher still works after the SIGBUS */
+	return left == 2 * 4096 ? 0 : 1;
+}
+
+static int fork_case(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		store_persist(5 * 4096 + 16);
+		_exit(0);
+	}
+	store_persist(6 * 4096 + 16);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return 1;
+	return 0;
+}
+
+static int eager_case(void)
+{
+	*(volatile uint64_t *)(pool + 4096 + 24) = PATTERN;
+	pmem_drain();				/* no flush before it */
+	store_persist(4096 + 24);		/* durable by the end */
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *c;
+	int ret;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s CASE DIR\n", argv[0]);
+		return 2;
+	}
+	c = argv[1];
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(c, "discover"))
+		return discover_case(argv[2]);
+	map_pool(argv[2]);
+	if (!strcmp(c, "segv-handler"))
+		ret = handler_case(false);
+	else if (!strcmp(c, "signal-handler"))
+		ret = handler_case(true);
+	else if (!strcmp(c, "segv-default"))
+		ret = (*(volatile int *)unmapped = 1);
+	else if (!strcmp(c, "read"))
+		ret = read_case();
+	else if (!strcmp(c, "threads"))
+		ret = threads_case(false);
+	else if (!strcmp(c, "threads-bug"))
+		ret = threads_case(true);
+	else if (!strcmp(c, "copy-mc"))
+		ret = copy_mc_case(argv[2]);
+	else if (!strcmp(c, "fork"))
+		ret = fork_case();
+	else if (!strcmp(c, "eager"))
+		ret = eager_case();
+	else {
+		fprintf(stderr, "unknown case %s\n", c);
+		return 2;
+	}
+	pmem_unmap(pool, pool_len);
+	return ret;
+}
