@@ -27,6 +27,8 @@ static const struct command commands[] = {
 	  "block I/O IOPS and latency: direct, hardened, PMDK" },
 	{ NULL, "blk", cmd_blk,
 	  "emulated pmem block device: create (BTT), check, bad sectors" },
+	{ NULL, "check", cmd_check,
+	  "run a program, report stores a crash could lose" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
