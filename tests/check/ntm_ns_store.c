@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem's own API: a store to an emulated namespace, then ntm_ns_close()
+ * without ntm_persist(). Only out-of-line calls are used for persistence:
+ * <ntmem.h> makes ntm_drain() an inline fence, which a checking library
+ * cannot see. Expected: never-written-back at the unmap.
+ */
+#include <ntmem.h>
+#include "corpus.h"
+
+int main(int argc, char **argv)
+{
+	char path[4096];
+	struct ntm_ns *ns;
+
+	corpus_path(path, sizeof(path), argc, argv);
+	if (ntm_ns_create(&ns, path, CORPUS_LEN, 4096, NTM_NS_EMULATE) != 0) {
+		fprintf(stderr, "%s\n", ntm_errmsg());
+		return 1;
+	}
+	char *base = ntm_ns_base(ns);
+
+	memset(base, CORPUS_FILL, CORPUS_LEN);
+	ntm_persist(base, CORPUS_LEN);
+	store8(base + CORPUS_OFF);
+#ifdef FIXED
+	ntm_persist(base + CORPUS_OFF, 8);
+#endif
+	ntm_ns_close(ns);
+	return 0;
+}
