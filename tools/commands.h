@@ -14,10 +14,11 @@ int cmd_bench_memmap(int argc, char **argv);
 int cmd_bench_blk(int argc, char **argv);
 int cmd_blk(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_bench_check(int argc, char **argv);
 
 /*
- * The checking library's directory (cmd_check.c):
- * $NTMEM_CHECK_LIBDIR if set and non-empty, else the installed
+ * The checking library's directory (cmd_check.c), shared with `bench
+ * check`: $NTMEM_CHECK_LIBDIR if set and non-empty, else the installed
  * one; made absolute into @dir. 0, or 2 after a message naming the
  * directory when it lacks libntmem-watch.so.0 or
  * libntmem-watch-preload.so.

@@ -25,6 +25,8 @@ static const struct command commands[] = {
 	  "memmap init time of a namespace, the seeds' experiment" },
 	{ "bench", "blk", cmd_bench_blk,
 	  "block I/O IOPS and latency: direct, hardened, PMDK" },
+	{ "bench", "check", cmd_bench_check,
+	  "fio's libpmem engine with and without ntmem check" },
 	{ NULL, "blk", cmd_blk,
 	  "emulated pmem block device: create (BTT), check, bad sectors" },
 	{ NULL, "check", cmd_check,
