@@ -174,7 +174,7 @@ env_is() {
 
 # Two bugs, a performance note, a note: what a run with findings writes.
 cat >"$tmp/bugs" <<'EOF'
-{"type":"bug","kind":"not-written-back","when":"point","file":"/dev/shm/pool","offset":4096,"length":64,"address":"0x7f0000001000","point":"pmem_drain","backtrace":["pmem_drain+0x12 (/usr/lib/libpmem.so.1)","main+0x4c (/usr/bin/prog)"],"first_store":["main+0x33 (/usr/bin/prog)"],"pid":PID}
+{"type":"bug","kind":"not-written-back","when":"unmap","file":"/dev/shm/pool","offset":4096,"length":64,"address":"0x7f0000001000","point":"pmem_drain","backtrace":["pmem_drain+0x12 (/usr/lib/libpmem.so.1)","main+0x4c (/usr/bin/prog)"],"first_store":["main+0x33 (/usr/bin/prog)"],"pid":PID}
 {"type":"perf","kind":"unchanged-write-back","count":10,"site":["pmem_flush+0x9 (/usr/lib/libpmem.so.1)","main+0x70 (/usr/bin/prog)"],"pid":PID}
 {"type":"note","message":"checking of /dev/shm/other stopped","pid":PID}
 {"type":"bug","kind":"never-written-back","when":"exit","file":null,"offset":0,"length":8,"address":"0x7f0000002000","point":"exit","backtrace":[],"first_store":["store+0x4 (/usr/bin/prog)","main+0x80 (/usr/bin/prog)"],"pid":PID}
@@ -227,19 +227,19 @@ has "0 errors, 0 performance notes" "without --, options after PROGRAM: not JSON
 
 expect 3 "a run with findings, exit status 3" \
 	"$ntmem" check -- "$tmp/prog" "$tmp/bugs" 3
-pid=$(report_of | sed -n 's/^ntmem check: 2 errors, 1 performance notes (pid \([0-9]*\))$/\1/p')
-if [ -n "$pid" ]; then ok "the summary: 2 errors, 1 performance notes"; else
+pid=$(report_of | sed -n 's/^ntmem check: 2 errors, 1 performance note (pid \([0-9]*\))$/\1/p')
+if [ -n "$pid" ]; then ok "the summary: 2 errors, 1 performance note"; else
 	bad "the summary line"; report_of | sed 's/^/# /'; fi
 cat >"$tmp/want" <<EOF
-ntmem check: stored, not written back at pmem_drain: /dev/shm/pool offset 4096 length 64
+ntmem check: stored, not written back at pmem_drain, still not durable at unmap: /dev/shm/pool offset 4096 length 64
     at: pmem_drain+0x12 (/usr/lib/libpmem.so.1)
     at: main+0x4c (/usr/bin/prog)
     first store: main+0x33 (/usr/bin/prog)
 ntmem check: note: checking of /dev/shm/other stopped
-ntmem check: never written back at exit: anonymous memory at 0x7f0000002000 offset 0 length 8
+ntmem check: never written back before exit: anonymous memory at 0x7f0000002000 offset 0 length 8
     first store: store+0x4 (/usr/bin/prog)
     first store: main+0x80 (/usr/bin/prog)
-ntmem check: 2 errors, 1 performance notes (pid $pid)
+ntmem check: 2 errors, 1 performance note (pid $pid)
 EOF
 same "$tmp/want" "each bug with its frames under it; no performance note without --perf"
 tmpdir_empty "a run with findings"
@@ -259,7 +259,7 @@ EOF
 expect 0 "every bug kind, two processes" "$ntmem" check -- "$tmp/prog" "$tmp/kinds" 0
 has "ntmem check: stored again after its write-back at ntm_drain: /dev/shm/a offset 128 length 1 (pid " \
 	"stored-after-write-back in words"
-has "ntmem check: written back, not fenced at pmem_unmap: /dev/shm/a offset 0 length 64 (pid 1)" \
+has "ntmem check: written back, not fenced before pmem_unmap: /dev/shm/a offset 0 length 64 (pid 1)" \
 	"not-fenced in words, with the other process's pid"
 if report_of | grep -aqE '^ntmem check: 2 errors, 0 performance notes \(pid [0-9]+, 1\)$'; then
 	ok "the summary names both pids"; else bad "the summary names both pids"; fi
@@ -293,7 +293,7 @@ lacks "ntmem check: " "--json: no text report"
 expect 0 "--report FILE" "$ntmem" check --report "$tmp/report.txt" -- \
 	"$tmp/prog" "$tmp/bugs" 0
 lacks "ntmem check:" "--report: nothing on stderr"
-if grep -q "^ntmem check: 2 errors, 1 performance notes (pid [0-9]*)$" \
+if grep -q "^ntmem check: 2 errors, 1 performance note (pid [0-9]*)$" \
 	"$tmp/report.txt" && grep -qxF "    first store: main+0x33 (/usr/bin/prog)" \
 	"$tmp/report.txt"; then
 	ok "--report: the text report is in FILE"; else
@@ -311,7 +311,7 @@ if grep -q '"errors": 0, "perf_notes": 0, "exit_status": 0, "reports": \[\]' \
 expect 0 "exit 0 passed on" "$ntmem" check -- "$tmp/prog" "$tmp/none" 0
 expect 3 "exit 3 passed on" "$ntmem" check -- "$tmp/prog" "$tmp/none" 3
 expect 143 "death by SIGTERM: 128+15" "$ntmem" check -- "$tmp/prog" "$tmp/bugs" TERM
-has "2 errors, 1 performance notes" "death by a signal: the report is still read"
+has "2 errors, 1 performance note" "death by a signal: the report is still read"
 expect 9 "--error-exitcode 9 with bugs" "$ntmem" check --error-exitcode 9 -- \
 	"$tmp/prog" "$tmp/bugs" 0
 expect 3 "--error-exitcode 9 without bugs: the program's status" \
@@ -401,7 +401,7 @@ has "ntmem check: stored, not written back at pmem_persist: /dev/shm/ok offset 6
 	"the good record after the malformed ones"
 has "ntmem check: note: café 😀 \"q\" \\ /" "escapes decoded (\\u, surrogate pairs)"
 has "ntmem check: note: no newline at the end" "a last line without a newline"
-has "ntmem check: 1 errors, 0 performance notes" "malformed lines: the summary"
+has "ntmem check: 1 error, 0 performance notes" "malformed lines: the summary"
 expect 0 "malformed lines, --json" "$ntmem" check --json -- "$tmp/prog" "$tmp/junk" 0
 report_of >"$out"
 if $have_python; then

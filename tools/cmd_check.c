@@ -685,12 +685,35 @@ static void put_text(FILE *out, const char *s)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
+/*
+ * The frames of a backtrace down to the program's main(): what lies below
+ * it (libc's start-up code) is the same in every report and says nothing.
+ */
 static void put_frames(FILE *out, const char *label, const struct strv *s)
 {
 	for (int i = 0; i < s->n; i++) {
 		fprintf(out, "    %s: ", label);
 		put_text(out, s->v[i]);
 		fputc('\n', out);
+		if (!strncmp(s->v[i], "main+", 5))
+			break;
+	}
+}
+
+/*
+ * The headline's "when": a line found at a persistence point and still not
+ * durable at unmap or exit names both; a line found at the end names it.
+ */
+static void put_when(FILE *out, const struct record *r)
+{
+	bool at_end = !strcmp(r->kind, "not-fenced") ||
+		      !strcmp(r->kind, "never-written-back");
+
+	fputs(at_end ? " before " : " at ", out);
+	put_text(out, r->point);
+	if (!at_end && r->when && strcmp(r->when, "point")) {
+		fputs(", still not durable at ", out);
+		put_text(out, r->when);
 	}
 }
 
@@ -705,8 +728,8 @@ static void print_human(FILE *out, const struct run_report *rr, bool perf,
 
 		switch (r->type) {
 		case REC_BUG:
-			fprintf(out, "ntmem check: %s at ", bug_words(r->kind));
-			put_text(out, r->point);
+			fprintf(out, "ntmem check: %s", bug_words(r->kind));
+			put_when(out, r);
 			fputs(": ", out);
 			if (r->file) {
 				put_text(out, r->file);
@@ -740,8 +763,9 @@ static void print_human(FILE *out, const struct run_report *rr, bool perf,
 			break;
 		}
 	}
-	fprintf(out, "ntmem check: %d errors, %d performance notes (pid %lld",
-		rr->errors, rr->perf_notes, child);
+	fprintf(out, "ntmem check: %d error%s, %d performance note%s (pid %lld",
+		rr->errors, rr->errors == 1 ? "" : "s", rr->perf_notes,
+		rr->perf_notes == 1 ? "" : "s", child);
 	for (int i = 0; i < rr->npids; i++)
 		if (rr->pids[i] != child)
 			fprintf(out, ", %lld", rr->pids[i]);

@@ -104,11 +104,22 @@ struct wpage {
 	uint32_t point[LINES];	/* pending: the first point that passed it */
 	uintptr_t addr;
 	struct wrange *range;
-	uint32_t thread;	/* the thread of the first store */
+	uint32_t thread;	/* the thread that last made it writable */
+	bool writable;		/* not write-protected: stores go unseen */
+	uint8_t list;		/* enum page_list */
 	int nframes;
 	void *frames[MAX_FRAMES];	/* the first store */
-	struct wpage *next;	/* in the dirty list, or the free list */
+	struct wpage *prev, *next;	/* in its list (next: the free list) */
 };
+
+/*
+ * Where a page record is: ACTIVE pages were stored to or written back
+ * since their thread's last fence, which settles them; RESTING pages hold
+ * pending lines but are write-protected again, and a fence passes them by
+ * until a store or a write-back makes them active again (so a program
+ * that leaves many lines pending does not pay for them at every fence).
+ */
+enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_COUNT };
 
 /* A watched mapping. */
 struct wrange {
@@ -116,7 +127,7 @@ struct wrange {
 	int prot;		/* what to give a page back when it is stored */
 	off_t off;		/* file offset of start */
 	char *path;		/* NULL: anonymous */
-	struct wpage **pages;	/* per page: NULL while write-protected */
+	struct wpage **pages;	/* per page: NULL when all durable */
 };
 
 /* A persistence point that left lines pending. */
@@ -136,7 +147,7 @@ struct perf {
 
 static struct wrange *ranges[MAX_RANGES];
 static unsigned nranges;
-static struct wpage *dirty;		/* pages not all durable */
+static struct wpage *lists[LIST_COUNT];	/* pages not all durable */
 static struct wpage *free_pages;
 static struct point *points;		/* [0] unused: "no point" */
 static uint32_t npoints, points_cap;
@@ -251,42 +262,83 @@ static void page_free(struct wpage *wp)
 	free_pages = wp;
 }
 
+static void list_del(struct wpage *wp)
+{
+	if (wp->prev)
+		wp->prev->next = wp->next;
+	else
+		lists[wp->list] = wp->next;
+	if (wp->next)
+		wp->next->prev = wp->prev;
+	wp->list = LIST_NONE;
+}
+
+static void list_move(struct wpage *wp, enum page_list to)
+{
+	if (wp->list == to)
+		return;
+	if (wp->list != LIST_NONE)
+		list_del(wp);
+	wp->prev = NULL;
+	wp->next = lists[to];
+	if (wp->next)
+		wp->next->prev = wp;
+	lists[to] = wp;
+	wp->list = (uint8_t)to;
+}
+
 /*
- * Page @a of @r is being stored to: keep its image, make it writable, put
- * it on the dirty list. Lock held. 0, or -errno (then nothing changed).
+ * Page @a of @r, write-protected, is being stored to: keep its image (a
+ * resting page has one already), make it writable, make it active. Lock
+ * held. 0, or -errno (then nothing changed).
  */
 static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 		      int nframes)
 {
-	struct wpage *wp = page_alloc();
+	struct wpage *wp = *slot_of(r, a);
+	bool fresh = !wp;
 
-	if (!wp)
-		return -ENOMEM;
-	memcpy(wp->image, (const void *)a, PAGE);
-	wp->wb = 0;
-	wp->pending = 0;
-	wp->addr = a;
-	wp->range = r;
-	wp->thread = thread_number();
-	wp->nframes = nframes;
-	memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);
+	if (fresh) {
+		wp = page_alloc();
+		if (!wp)
+			return -ENOMEM;
+		memcpy(wp->image, (const void *)a, PAGE);
+		wp->wb = 0;
+		wp->pending = 0;
+		wp->addr = a;
+		wp->range = r;
+		wp->list = LIST_NONE;
+		wp->nframes = nframes;
+		memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);
+	}
 	if (mprotect((void *)a, PAGE, r->prot)) {
 		int err = -errno;
 
-		page_free(wp);
+		if (fresh)
+			page_free(wp);
 		return err;
 	}
+	wp->writable = true;
+	wp->thread = thread_number();
 	*slot_of(r, a) = wp;
-	wp->next = dirty;
-	dirty = wp;
+	list_move(wp, LIST_ACTIVE);
 	return 0;
+}
+
+/* Write-protect a page again: its next store faults. */
+static void page_protect(struct wpage *wp)
+{
+	if (wp->writable)
+		mprotect((void *)wp->addr, PAGE, PROT_READ);
+	wp->writable = false;
 }
 
 /* Forget a page that is all durable (or judged): protect it again. */
 static void page_clean(struct wpage *wp)
 {
+	list_del(wp);
 	*slot_of(wp->range, wp->addr) = NULL;
-	mprotect((void *)wp->addr, PAGE, PROT_READ);
+	page_protect(wp);
 	page_free(wp);
 }
 
@@ -536,16 +588,19 @@ static void fence(void)
 	uint32_t me = thread_number();
 	struct lazy_point lp = { .dflt = "fence" };
 	struct bad_list now = { 0 };
-	struct wpage **pp, *wp;
+	struct wpage *wp, *next;
 
 	lock();
-	for (pp = &dirty; (wp = *pp);) {
-		if (wp->thread != me || !page_settle(wp, &lp, &now)) {
-			pp = &wp->next;
+	for (wp = lists[LIST_ACTIVE]; wp; wp = next) {
+		next = wp->next;
+		if (wp->thread != me)
 			continue;
+		if (page_settle(wp, &lp, &now)) {
+			page_clean(wp);
+		} else {
+			page_protect(wp);
+			list_move(wp, LIST_RESTING);
 		}
-		*pp = wp->next;
-		page_clean(wp);
 	}
 	if (now.n)
 		report_all(&now, "point", NULL);
@@ -665,6 +720,8 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 				perf_kind = 0;
 			continue;
 		}
+		/* The next fence of the page's thread settles it. */
+		list_move(wp, LIST_ACTIVE);
 		l = (unsigned)((a - wp->addr) / LINE);
 		if (kind == NTM_REC_WRITEBACK) {
 			if (line_is(wp, l, wp->image))
@@ -710,23 +767,24 @@ void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
 
 /* --- mappings ------------------------------------------------------------- */
 
-/* Drop the pages of [a, e) from the dirty list. Lock held. */
+/* Judge and drop the page records of [a, e). Lock held. */
 static void judge_range(uintptr_t a, uintptr_t e, struct bad_list *bl,
 			struct wpage **gone)
 {
-	struct wpage **pp, *wp;
+	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++) {
+		struct wpage *wp, *next;
 
-	for (pp = &dirty; (wp = *pp);) {
-		if (wp->addr < a || wp->addr >= e) {
-			pp = &wp->next;
-			continue;
+		for (wp = lists[l]; wp; wp = next) {
+			next = wp->next;
+			if (wp->addr < a || wp->addr >= e)
+				continue;
+			page_judge(wp, bl);
+			list_del(wp);
+			*slot_of(wp->range, wp->addr) = NULL;
+			/* Freed after the report: the report reads its frames. */
+			wp->next = *gone;
+			*gone = wp;
 		}
-		page_judge(wp, bl);
-		*pp = wp->next;
-		*slot_of(wp->range, wp->addr) = NULL;
-		/* Freed after the report: the report reads its frames. */
-		wp->next = *gone;
-		*gone = wp;
 	}
 }
 
@@ -906,15 +964,13 @@ void ntm_watch_unmap_slow(const void *p, size_t n, const char *why)
 void ntm_watch_synced_slow(const void *p, size_t n)
 {
 	uintptr_t a = (uintptr_t)p, e = a + n;
-	struct wpage **pp, *wp;
-
 	inside = 1;
 	lock();
-	for (pp = &dirty; (wp = *pp);) {
-		if (wp->addr + PAGE <= a || wp->addr >= e) {
-			pp = &wp->next;
+	for (int list = LIST_ACTIVE; list <= LIST_RESTING; list++)
+	for (struct wpage *wp = lists[list], *next; wp; wp = next) {
+		next = wp->next;
+		if (wp->addr + PAGE <= a || wp->addr >= e)
 			continue;
-		}
 		for (unsigned l = 0; l < LINES; l++) {
 			uintptr_t la = wp->addr + l * LINE;
 			uint64_t bit = 1ull << l;
@@ -925,12 +981,9 @@ void ntm_watch_synced_slow(const void *p, size_t n)
 			wp->wb &= ~bit;
 			wp->pending &= ~bit;
 		}
-		if (wp->pending || wp->wb || memcmp(wp->image, (const void *)wp->addr, PAGE)) {
-			pp = &wp->next;
-			continue;
-		}
-		*pp = wp->next;
-		page_clean(wp);
+		if (!wp->pending && !wp->wb &&
+		    !memcmp(wp->image, (const void *)wp->addr, PAGE))
+			page_clean(wp);
 	}
 	unlock();
 	inside = 0;
@@ -987,7 +1040,7 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 		unlock();
 		return false;
 	}
-	if (*slot_of(r, a)) {
+	if (*slot_of(r, a) && (*slot_of(r, a))->writable) {
 		/*
 		 * Another thread made it writable meanwhile: retry once. A
 		 * second fault at the same address is not ours (the program
@@ -1096,7 +1149,7 @@ static void will_store(void *p, size_t n)
 		for (; a < e; a += PAGE) {
 			struct wrange *r = range_of(a);
 
-			if (r && !*slot_of(r, a))
+			if (r && (!*slot_of(r, a) || !(*slot_of(r, a))->writable))
 				page_dirty(r, a, frames, nf);
 		}
 		unlock();
