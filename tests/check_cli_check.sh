@@ -321,6 +321,10 @@ expect 143 "--error-exitcode 9, killed by a signal: 128+15" \
 grep -v '"type":"bug"' "$tmp/bugs" >"$tmp/perf-only"
 expect 0 "--error-exitcode 9, only notes: 0" \
 	"$ntmem" check --error-exitcode 9 -- "$tmp/prog" "$tmp/perf-only" 0
+expect 0 "--eager: NTMEM_CHECK_EAGER=1 for the program" "$ntmem" check --eager -- \
+	sh -c 'test "$NTMEM_CHECK_EAGER" = 1'
+expect 1 "without --eager: no NTMEM_CHECK_EAGER" env -u NTMEM_CHECK_EAGER \
+	"$ntmem" check -- sh -c 'test -n "${NTMEM_CHECK_EAGER-}" && exit 0; exit 1'
 expect 0 "a shell as PROGRAM" "$ntmem" check -- sh -c 'exit 0'
 expect 5 "a shell's exit 5" "$ntmem" check -- sh -c 'exit 5'
 

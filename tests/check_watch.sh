@@ -109,4 +109,19 @@ one_bug '"kind":"not-written-back"' '"when":"point"' '"offset":4120,' \
 run_case eager
 no_bugs
 
+run_case perf
+same_run
+no_bugs
+if grep -q '"type":"perf","kind":"unchanged-write-back","count":3,' "$rep" &&
+	grep -q '"type":"perf","kind":"repeated-write-back","count":1,' "$rep"; then
+	ok "perf: 3 unchanged and 1 repeated write-back counted"
+else
+	bad "perf: the performance notes"; sed 's/^/# /' "$rep"
+fi
+
+run_case msync
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":12344,' \
+	'"length":8,' '"point":"pmem_unmap"'
+
 exit $fail

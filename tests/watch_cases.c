@@ -23,6 +23,10 @@
  *   fork           parent and child each store and persist: no report
  *   eager          a missing flush, for NTMEM_CHECK_EAGER=1: reported at
  *                  the pmem_drain() that passed it
+ *   perf           3 write-backs of a line that did not change, 1 of a line
+ *                  written back already: two performance notes, no bug
+ *   msync          pmem_msync() makes a store durable; a store after it,
+ *                  never synced, is reported at unmap
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -229,6 +233,28 @@ static int eager_case(void)
 	return 0;
 }
 
+static int perf_case(void)
+{
+	store_persist(4096);
+	for (int i = 0; i < 3; i++)
+		pmem_flush(pool + 4096, 8);	/* unchanged since its persist */
+	pmem_drain();
+	*(volatile uint64_t *)(pool + 8192) = PATTERN;
+	pmem_flush(pool + 8192, 8);
+	pmem_flush(pool + 8192, 8);		/* again, no store between */
+	pmem_drain();
+	return 0;
+}
+
+static int msync_case(void)
+{
+	*(volatile uint64_t *)(pool + 4096 + 48) = PATTERN;
+	if (pmem_msync(pool + 4096 + 48, 8))
+		die("pmem_msync");
+	*(volatile uint64_t *)(pool + 3 * 4096 + 56) = PATTERN;	/* not synced */
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *c;
@@ -261,6 +287,10 @@ int main(int argc, char **argv)
 		ret = fork_case();
 	else if (!strcmp(c, "eager"))
 		ret = eager_case();
+	else if (!strcmp(c, "perf"))
+		ret = perf_case();
+	else if (!strcmp(c, "msync"))
+		ret = msync_case();
 	else {
 		fprintf(stderr, "unknown case %s\n", c);
 		return 2;

@@ -1027,14 +1027,14 @@ static int run_program(char **argv, char **env, int *exec_errno,
 static void usage(FILE *out)
 {
 	fputs("usage: ntmem check [--json] [--report FILE] [--error-exitcode N]\n"
-	      "                   [--perf] -- PROGRAM [ARGS...]\n"
+	      "                   [--perf] [--eager] -- PROGRAM [ARGS...]\n"
 	      "\n"
 	      "Runs PROGRAM, unmodified, with ntmem's checking library preloaded and\n"
 	      "reports the stores it made to persistent memory that a crash could lose:\n"
 	      "lines a persistence point (pmem_drain, pmem_persist, pmem_msync,\n"
 	      "ntm_drain, ntm_persist, a FUA block write) found not written back, or\n"
 	      "stored again after their write-back, and lines never made durable, when\n"
-	      "they are still not durable at unmap or exit (NTMEM_CHECK_EAGER=1: at the\n"
+	      "they are still not durable at unmap or exit (with --eager: at the\n"
 	      "point). The mappings watched are those of pmem_map_file and ntm_ns_*,\n"
 	      "and shared file mappings that pmem_* calls touch. See ntmem-check(1)\n"
 	      "for what it cannot see.\n"
@@ -1046,6 +1046,9 @@ static void usage(FILE *out)
 	      "                      and PROGRAM was not killed by a signal\n"
 	      "  --perf              also print the performance notes: write-backs of\n"
 	      "                      lines that had not changed, repeated write-backs\n"
+	      "  --eager             report a line at the first persistence point that\n"
+	      "                      finds it not durable, not at unmap or exit (for\n"
+	      "                      programs that make every store durable at once)\n"
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "The -- may be left out when PROGRAM does not start with '-'. Exit status:\n"
@@ -1058,7 +1061,7 @@ static void usage(FILE *out)
 
 int cmd_check(int argc, char **argv)
 {
-	bool json = false, perf = false;
+	bool json = false, perf = false, eager = false;
 	const char *report_path = NULL;
 	int error_exitcode = 0;
 	const struct opt opts[] = {
@@ -1068,6 +1071,7 @@ int cmd_check(int argc, char **argv)
 		{ .name = "error-exitcode", .kind = OPT_INT,
 		  .dest = &error_exitcode, .min = 1, .max = 255 },
 		{ .name = "perf", .kind = OPT_FLAG, .dest = &perf },
+		{ .name = "eager", .kind = OPT_FLAG, .dest = &eager },
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {
@@ -1133,6 +1137,13 @@ int cmd_check(int argc, char **argv)
 		if (out != stderr)
 			fclose(out);
 		return 2;
+	}
+	/* The checking library reads it; the program inherits it. */
+	env = NULL;
+	if (eager && setenv("NTMEM_CHECK_EAGER", "1", 1)) {
+		perror("ntmem check: setenv");
+		ret = 2;
+		goto out;
 	}
 	env = child_env(dir, tmpl);
 	if (!env) {
