@@ -27,17 +27,11 @@ if [ $# -ne 1 ]; then
 	exit 1
 fi
 lib=$1
-fio=$(command -v fio) || { echo "SKIP: fio not found (apt-get install fio)"; exit 77; }
-if ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$fio" --enghelp 2>/dev/null |
-	grep -qw pmemblk; then
-	echo "SKIP: $fio has no pmemblk engine"
-	exit 77
-fi
-# ok, bad, expect, err_names; $out, $err; fail
+# ok, bad, expect, err_names, require_fio, scratch_dir; $out, $err; fail
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
-tmp=$(mktemp -d /tmp/ntmem-fio-blk-XXXXXX) || exit 1
-trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+require_fio pmemblk
+scratch_dir ntmem-fio-blk /tmp
 
 libdir=$(cd "$(dirname "$lib")" && pwd)
 if ! [ -f "$libdir/libpmemblk.so.1" ]; then

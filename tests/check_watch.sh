@@ -15,8 +15,7 @@ fi
 wdir=$1 cases=$2
 # shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 . "$(dirname "$0")/cli_lib.sh"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ntmem-watch-XXXXXX") || exit 1
-trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+scratch_dir ntmem-watch
 rep=$tmp/report
 
 # run_case CASE [VAR=VALUE...]: plain, then watched; sets $plain_rc,

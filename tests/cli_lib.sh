@@ -34,3 +34,25 @@ json_ok() {
 	if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out" 2>"$err"; then
 		ok "$1"; else bad "$1: not JSON"; sed 's/^/# /' "$err"; fi
 }
+
+# require_fio ENGINE: $fio is the system's fio, as installed (meson puts the
+# build's library directories in LD_LIBRARY_PATH; an instrumented library
+# would not even load here), with ENGINE; else the script skips (77).
+require_fio() {
+	fio=$(command -v fio) || { echo "SKIP: fio not found (apt-get install fio)"; exit 77; }
+	if ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$fio" --enghelp 2>/dev/null |
+		grep -qw "$1"; then
+		echo "SKIP: $fio has no $1 engine"
+		exit 77
+	fi
+}
+
+# scratch_dir NAME [BASE]: $tmp, a fresh directory NAME-XXXXXX in BASE
+# (default /dev/shm, tmpfs as emulated pmem usually is, or $TMPDIR when
+# that is not writable), removed with $out and $err on exit.
+scratch_dir() {
+	base=${2:-/dev/shm}
+	[ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
+	tmp=$(mktemp -d "$base/$1-XXXXXX") || exit 1
+	trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+}

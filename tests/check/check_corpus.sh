@@ -20,14 +20,11 @@ fi
 ntmem=$1 bindir=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 here=$(dirname "$0")
-# ok, bad; $out, $err; fail
+# ok, bad, scratch_dir; $out, $err; fail
 # shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
 . "$here/../cli_lib.sh"
 # The programs' files: tmpfs, as emulated pmem usually is.
-base=/dev/shm
-[ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
-tmp=$(mktemp -d "$base/ntmem-check-XXXXXX") || exit 1
-trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+scratch_dir ntmem-check
 sum=$tmp/summary
 
 # A sanitized build: `ntmem check` preloads its shim ahead of the ASan

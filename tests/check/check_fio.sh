@@ -29,21 +29,13 @@ if [ $# -ne 1 ]; then
 	exit 1
 fi
 ntmem=$1
-fio=$(command -v fio) || { echo "SKIP: fio not found (apt-get install fio)"; exit 77; }
-if ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$fio" --enghelp 2>/dev/null |
-	grep -qw libpmem; then
-	echo "SKIP: $fio has no libpmem engine"
-	exit 77
-fi
-command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 here=$(dirname "$0")
-# ok, bad, expect; $out, $err; fail
+# ok, bad, expect, require_fio, scratch_dir; $out, $err; fail
 # shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
 . "$here/../cli_lib.sh"
-base=/dev/shm
-[ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
-tmp=$(mktemp -d "$base/ntmem-check-fio-XXXXXX") || exit 1
-trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
+require_fio libpmem
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+scratch_dir ntmem-check-fio
 sum=$tmp/summary
 size_mib=16
 blocks=$((size_mib * 256))
