@@ -80,7 +80,7 @@ else
 	bad "segv-default: exit $watched_rc (plain $plain_rc), expected 139"
 fi
 
-for c in read threads fork; do
+for c in read threads shared-page fork; do
 	run_case $c
 	same_run
 	no_bugs

@@ -14,6 +14,9 @@
  *   threads        4 threads store and persist their own lines, 200 times
  *                  each, while the others fence: no report
  *   threads-bug    the same, and thread 2 forgets one flush: one report
+ *   shared-page    4 threads store and persist their own line of ONE page,
+ *                  200 times each: each thread's fence settles its own
+ *                  write-backs, whoever made the page writable: no report
  *   discover       a plain MAP_SHARED mapping the program made: the first
  *                  pmem_persist() on it starts watching; a later store
  *                  never persisted is reported at munmap()
@@ -125,6 +128,7 @@ struct worker {
 	pthread_t t;
 	unsigned id;
 	bool forget;
+	bool shared;	/* all threads in page 1, line 8 * id */
 };
 
 static void *work(void *arg)
@@ -134,6 +138,9 @@ static void *work(void *arg)
 	for (unsigned i = 0; i < 200; i++) {
 		/* Each thread its own page: a line per round. */
 		size_t off = (size_t)(w->id + 1) * 4096 + (i % 64) * 64;
+
+		if (w->shared)
+			off = 4096 + (size_t)w->id * 8 * 64 + (i % 8) * 64;
 
 		if (w->forget && i == 199) {
 			/* Every byte differs from the line's last value. */
@@ -147,12 +154,13 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static int threads_case(bool bug)
+static int threads_case(bool bug, bool shared)
 {
 	struct worker w[4];
 
 	for (unsigned i = 0; i < 4; i++) {
-		w[i] = (struct worker){ .id = i, .forget = bug && i == 2 };
+		w[i] = (struct worker){ .id = i, .forget = bug && i == 2,
+					.shared = shared };
 		if (pthread_create(&w[i].t, NULL, work, &w[i]))
 			die("pthread_create");
 	}
@@ -278,9 +286,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(c, "read"))
 		ret = read_case();
 	else if (!strcmp(c, "threads"))
-		ret = threads_case(false);
+		ret = threads_case(false, false);
 	else if (!strcmp(c, "threads-bug"))
-		ret = threads_case(true);
+		ret = threads_case(true, false);
+	else if (!strcmp(c, "shared-page"))
+		ret = threads_case(false, true);
 	else if (!strcmp(c, "copy-mc"))
 		ret = copy_mc_case(argv[2]);
 	else if (!strcmp(c, "fork"))

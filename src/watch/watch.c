@@ -99,6 +99,7 @@ struct wpage {
 	uint8_t image[PAGE];	/* each line as it was when last durable */
 	uint8_t wbdata[PAGE];	/* each line as its last write-back saw it */
 	uint64_t wb;		/* lines written back since last durable */
+	uint32_t wb_thread[LINES];	/* wb: the thread whose fence counts */
 	uint64_t pending;	/* lines a point passed while not durable */
 	uint8_t reason[LINES];	/* pending: enum bug_kind at that point */
 	uint32_t point[LINES];	/* pending: the first point that passed it */
@@ -166,8 +167,6 @@ static uint64_t bugs_reported;
 static __thread uint32_t self __attribute__((tls_model("initial-exec")));
 /* Inside the checker: a fault here is a real one, events are ours. */
 static __thread int inside __attribute__((tls_model("initial-exec")));
-/* The address this thread just retried after another thread's unprotect. */
-static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 /* The program's SIGSEGV action; immutable records, published whole. */
@@ -521,13 +520,20 @@ static bool line_is(const struct wpage *wp, unsigned l, const uint8_t *copy)
 }
 
 /*
- * A fence of the page's thread: lines written back and unchanged since
- * become durable; changed lines become pending. True when the page is all
- * durable again. Lock held.
+ * A fence of thread @me. A line written back by @me and unchanged since
+ * becomes durable (a write-back is ordered by the fence of the thread that
+ * issued it); a line @me wrote back and then changed keeps what was written
+ * back as durable, the change is pending. A changed line that no one wrote
+ * back is pending if @me made the page writable (which thread stored to the
+ * line is not known: the page's is taken). Lines other threads wrote back
+ * wait for those threads' fences. True when every line matches its image
+ * again. Lock held.
  */
-static bool page_settle(struct wpage *wp, struct lazy_point *lp,
+static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			struct bad_list *now)
 {
+	bool clean = true;
+
 	for (unsigned l = 0; l < LINES; l++) {
 		uint64_t bit = 1ull << l;
 		enum bug_kind kind;
@@ -537,7 +543,10 @@ static bool page_settle(struct wpage *wp, struct lazy_point *lp,
 			wp->pending &= ~bit;
 			continue;
 		}
+		clean = false;
 		if (wp->wb & bit) {
+			if (wp->wb_thread[l] != me)
+				continue;
 			wp->wb &= ~bit;
 			if (line_is(wp, l, wp->wbdata)) {
 				memcpy(wp->image + l * LINE,
@@ -548,8 +557,10 @@ static bool page_settle(struct wpage *wp, struct lazy_point *lp,
 			/* What was written back is durable; the change is not. */
 			memcpy(wp->image + l * LINE, wp->wbdata + l * LINE, LINE);
 			kind = BUG_STORED_AFTER_WB;
-		} else {
+		} else if (wp->thread == me) {
 			kind = BUG_NOT_WRITTEN_BACK;
+		} else {
+			continue;
 		}
 		if (wp->pending & bit)
 			continue;	/* the first point that passed it stays */
@@ -559,7 +570,7 @@ static bool page_settle(struct wpage *wp, struct lazy_point *lp,
 		if (eager)
 			bad_add(now, wp, l, kind, wp->point[l]);
 	}
-	return !wp->pending;
+	return clean;
 }
 
 /* At unmap or exit: every line of @wp that is not durable. Lock held. */
@@ -593,11 +604,15 @@ static void fence(void)
 	lock();
 	for (wp = lists[LIST_ACTIVE]; wp; wp = next) {
 		next = wp->next;
-		if (wp->thread != me)
-			continue;
-		if (page_settle(wp, &lp, &now)) {
+		if (page_settle(wp, me, &lp, &now)) {
 			page_clean(wp);
-		} else {
+		} else if (wp->thread == me && !wp->wb) {
+			/*
+			 * Only pending lines left, and this thread made it
+			 * writable: protect it, so the next store is seen,
+			 * and pass it by until then. Write-backs of other
+			 * threads keep it active for their fences.
+			 */
 			page_protect(wp);
 			list_move(wp, LIST_RESTING);
 		}
@@ -700,6 +715,7 @@ static void discover(uintptr_t a)
 /* A write-back (one line) or an NT store (any bytes) hit [lo, hi). */
 static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 {
+	uint32_t me = thread_number();
 	uintptr_t unknown = 0;
 	int perf_kind = -1;
 
@@ -731,6 +747,7 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 		}
 		memcpy(wp->wbdata + l * LINE, (const void *)a, LINE);
 		wp->wb |= 1ull << l;
+		wp->wb_thread[l] = me;
 	}
 	unlock();
 	if (perf_kind >= 0)
@@ -1042,21 +1059,18 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 	}
 	if (*slot_of(r, a) && (*slot_of(r, a))->writable) {
 		/*
-		 * Another thread made it writable meanwhile: retry once. A
-		 * second fault at the same address is not ours (the program
-		 * protected the page itself).
+		 * Another thread made it writable after this fault and before
+		 * this handler got the lock (and it may have been protected and
+		 * made writable again since): make sure it is, and retry. A
+		 * program that protects a watched page itself is not supported
+		 * (ntmem-check(1)).
 		 */
+		err = mprotect((void *)a, PAGE, r->prot) ? -errno : 0;
 		unlock();
-		if (retried == addr) {
-			retried = 0;
-			return false;
-		}
-		retried = addr;
-		return true;
+		return err == 0;
 	}
 	err = page_dirty(r, a, frames, n);
 	unlock();
-	retried = 0;
 	return err == 0;
 }
 
