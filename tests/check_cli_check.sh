@@ -101,10 +101,18 @@ expect 2 "a directory without the preload library" \
 	env NTMEM_CHECK_LIBDIR="$tmp/half" "$ntmem" check -- true
 err_names "$tmp/half" "the incomplete directory is named"
 err_names "libntmem-watch-preload.so" "the missing file is named"
-# Unset or empty: the compiled-in directory, named as --help names it.
+# Unset or empty, from a build tree: the build's own src/watch.
+tree=$(cd "$(dirname "$ntmem")/.." && pwd)
+if [ -f "$tree/build.ninja" ] && [ -f "$tree/src/watch/libntmem-watch.so.0" ]; then
+	expect 0 "NTMEM_CHECK_LIBDIR empty, ntmem of a build tree: its src/watch" \
+		env NTMEM_CHECK_LIBDIR= "$ntmem" check -- true
+fi
+# Otherwise the compiled-in directory, named as --help names it.
 installed=$("$ntmem" check --help | tr -d '\n' | sed -n 's/.*else in \(.*\)\.$/\1/p')
 if [ -z "$installed" ]; then
 	bad "check --help names the installed directory"
+elif [ -f "$tree/build.ninja" ]; then
+	echo "# skip - an ntmem in a build tree does not look there"
 elif [ -f "$installed/libntmem-watch.so.0" ]; then
 	echo "# skip - a checking library is installed in $installed"
 else

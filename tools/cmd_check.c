@@ -40,13 +40,48 @@ static const char *const libdir_files[] = {
 	"libntmem-watch.so.0", "libntmem-watch-preload.so",
 };
 
+/*
+ * The build tree's checking directory when this ntmem is the one a meson
+ * build tree made (BUILDDIR/tools/ntmem, with BUILDDIR/build.ninja and
+ * BUILDDIR/src/watch): a user trying ntmem from a clone needs no variable.
+ * False otherwise.
+ */
+static bool build_tree_libdir(char *out, size_t len)
+{
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	/* BUILDDIR/tools/ntmem -> BUILDDIR */
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(exe, '/');
+		if (!slash || slash == exe)
+			return false;
+		*slash = '\0';
+	}
+	snprintf(probe, sizeof(probe), "%s/build.ninja", exe);
+	if (access(probe, F_OK))
+		return false;
+	snprintf(probe, sizeof(probe), "%s/src/watch/%s", exe, libdir_files[0]);
+	if (access(probe, F_OK) || strlen(exe) + sizeof("/src/watch") > len)
+		return false;
+	snprintf(out, len, "%s/src/watch", exe);
+	return true;
+}
+
 int check_libdir(const char *cmd, char *dir, size_t len)
 {
 	const char *d = getenv("NTMEM_CHECK_LIBDIR");
 	const char *from = "NTMEM_CHECK_LIBDIR";
-	char *real, path[PATH_MAX + 64];
+	char *real, path[PATH_MAX + 64], tree[PATH_MAX];
 
-	if (!d || !*d) {
+	if ((!d || !*d) && build_tree_libdir(tree, sizeof(tree))) {
+		d = tree;
+		from = "this build tree";
+	} else if (!d || !*d) {
 		d = NTMEM_CHECK_LIBDIR_DEFAULT;
 		from = "the installed directory";
 	}
@@ -1055,7 +1090,8 @@ static void usage(FILE *out)
 	      "PROGRAM's, 128+N when it died of signal N, 127 when it could not be\n"
 	      "executed, 2 when ntmem check could not start it (a usage error, no\n"
 	      "checking library). The library is looked for in NTMEM_CHECK_LIBDIR, if\n"
-	      "set, else in " NTMEM_CHECK_LIBDIR_DEFAULT ".\n",
+	      "set, else in BUILDDIR/src/watch when this ntmem is BUILDDIR/tools/ntmem,\n"
+	      "else in " NTMEM_CHECK_LIBDIR_DEFAULT ".\n",
 	      out);
 }
 
