@@ -31,6 +31,14 @@ void ntm_drain(void)
 	ntm_arch_drain();
 }
 
+void ntm_invalidate(const void *p, size_t n)
+{
+	const struct ntm_dispatch *d = ntm_dispatch();
+
+	if (d->invalidate && n)
+		d->invalidate(p, n, d->line);
+}
+
 void ntm_persist(const void *p, size_t n)
 {
 	ntm_flush_lines(p, n);

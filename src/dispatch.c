@@ -96,6 +96,7 @@ static void choose(void)
 	chosen.flush_insn = ntm_flush_select(chosen.features,
 					     lower_cap(env.flush_cap, caller_flush_cap));
 	chosen.flush = ntm_flush_impl(chosen.flush_insn);
+	chosen.invalidate = ntm_invalidate_impl(chosen.features);
 	chosen.line = ntm_cpu_line_size();
 	chosen.verbose = env.verbose;
 

@@ -55,6 +55,8 @@ struct ntm_dispatch {
 	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
 	void *(*memset_nt)(void *dst, int c, size_t n);
 	void (*flush)(const void *p, size_t n, size_t line); /* NULL: none */
+	/* write back, invalidate and complete (ntm_invalidate()); NULL: none */
+	void (*invalidate)(const void *p, size_t n, size_t line);
 	enum ntm_flush_insn flush_insn;
 	size_t line;		/* cache-line size for write-backs, bytes */
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
@@ -144,5 +146,12 @@ int ntm_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 typedef void (*ntm_flush_fn)(const void *p, size_t n, size_t line);
 /* The loop for @insn, or NULL when there is nothing to write back. */
 ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn);
+/*
+ * The write-back-and-invalidate loop for a CPU with @features (ntm_cpu_feature
+ * bits), including the barrier that completes it before any later load or
+ * store (ntm_invalidate()); NULL when this architecture has none (its
+ * memory is taken to be coherent with every other agent).
+ */
+ntm_flush_fn ntm_invalidate_impl(uint32_t features);
 
 #endif /* NTMEM_INTERNAL_H */

@@ -119,6 +119,23 @@ void ntm_flush(const void *p, size_t n);
 void ntm_drain(void);
 
 /**
+ * ntm_invalidate() - write back and drop from the CPU cache every line that
+ * overlaps [@p, @p + @n), and wait until that is done
+ * @p: first byte; any alignment
+ * @n: bytes; 0 does nothing
+ *
+ * For memory shared with another host (CXL shared memory, famfs) that the
+ * CPU caches but the other host's writes do not update: the reader calls
+ * it before reading data another host wrote, so its loads miss and fetch
+ * that data instead of stale lines. Dirty lines of its own are written
+ * back first, not lost. CLFLUSHOPT (else CLFLUSH) then MFENCE on x86-64,
+ * DC CIVAC then DSB on aarch64; nothing where the build knows no cache
+ * instruction. The protocol (writer: copy, flush, drain, publish; reader:
+ * invalidate, read) is in ntm_invalidate(3).
+ */
+void ntm_invalidate(const void *p, size_t n);
+
+/**
  * ntm_persist() - ntm_flush() then ntm_drain(): the range is durable on
  * return on an ADR platform
  * @p: first byte

@@ -14,3 +14,9 @@ ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)
 	(void)insn;
 	return NULL;
 }
+
+ntm_flush_fn ntm_invalidate_impl(uint32_t features)
+{
+	(void)features;
+	return NULL;
+}

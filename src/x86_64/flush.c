@@ -62,6 +62,39 @@ static void flush_clflush(const void *p, size_t n, size_t line)
 		clflush_line(a);
 }
 
+/*
+ * Write back and invalidate, for ntm_invalidate(): CLFLUSHOPT (CLFLUSH on
+ * CPUs without it; CLWB may keep the line, which is the point of it), then
+ * MFENCE. SFENCE would order the flushes only before later stores; the
+ * reader's next accesses are loads, which MFENCE orders after every
+ * earlier CLFLUSHOPT, so they miss and fetch what another host wrote.
+ */
+static inline __attribute__((always_inline)) void full_fence(void)
+{
+	__asm__ volatile("mfence" ::: "memory");
+	NTM_REC(NTM_REC_FENCE, NULL, 0);
+}
+
+static void invalidate_clflushopt(const void *p, size_t n, size_t line)
+{
+	flush_clflushopt(p, n, line);
+	full_fence();
+}
+
+static void invalidate_clflush(const void *p, size_t n, size_t line)
+{
+	flush_clflush(p, n, line);
+	full_fence();
+}
+
+ntm_flush_fn ntm_invalidate_impl(uint32_t features)
+{
+	if (features & NTM_CPU_CLFLUSHOPT)
+		return invalidate_clflushopt;
+	/* CLFLUSH is baseline x86-64: every CPU has it. */
+	return invalidate_clflush;
+}
+
 ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)
 {
 	switch (insn) {
