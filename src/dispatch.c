@@ -96,7 +96,13 @@ static void choose(void)
 	chosen.flush_insn = ntm_flush_select(chosen.features,
 					     lower_cap(env.flush_cap, caller_flush_cap));
 	chosen.flush = ntm_flush_impl(chosen.flush_insn);
-	chosen.invalidate = ntm_invalidate_impl(chosen.features);
+	/*
+	 * NTMEM_FLUSH=clflush asks for the oldest instruction: invalidation
+	 * uses it too, as if the CPU had no CLFLUSHOPT (so it can be tested).
+	 */
+	chosen.invalidate = ntm_invalidate_impl(
+		chosen.flush_insn == NTM_FLUSH_CLFLUSH ?
+		chosen.features & ~(uint32_t)NTM_CPU_CLFLUSHOPT : chosen.features);
 	chosen.line = ntm_cpu_line_size();
 	chosen.verbose = env.verbose;
 

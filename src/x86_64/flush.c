@@ -69,7 +69,7 @@ static void flush_clflush(const void *p, size_t n, size_t line)
  * reader's next accesses are loads, which MFENCE orders after every
  * earlier CLFLUSHOPT, so they miss and fetch what another host wrote.
  */
-static inline __attribute__((always_inline)) void full_fence(void)
+static inline __attribute__((always_inline)) void mfence_complete(void)
 {
 	__asm__ volatile("mfence" ::: "memory");
 	NTM_REC(NTM_REC_FENCE, NULL, 0);
@@ -78,13 +78,13 @@ static inline __attribute__((always_inline)) void full_fence(void)
 static void invalidate_clflushopt(const void *p, size_t n, size_t line)
 {
 	flush_clflushopt(p, n, line);
-	full_fence();
+	mfence_complete();
 }
 
 static void invalidate_clflush(const void *p, size_t n, size_t line)
 {
 	flush_clflush(p, n, line);
-	full_fence();
+	mfence_complete();
 }
 
 ntm_flush_fn ntm_invalidate_impl(uint32_t features)
