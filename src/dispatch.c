@@ -61,6 +61,22 @@ const struct ntm_variant *ntm_variant_select(uint32_t features, int cap)
 	return &variants[0];
 }
 
+/* x86-64's instructions are 1-3, aarch64's 4-6; none belongs to both. */
+static bool same_family(enum ntm_flush_insn a, enum ntm_flush_insn b)
+{
+	return (a >= NTM_FLUSH_DC_CVAC) == (b >= NTM_FLUSH_DC_CVAC);
+}
+
+/*
+ * One table for both architectures: a CPU has the feature bits of one of
+ * them only. A ceiling applies to the instructions of its own family
+ * ("none" to all): NTMEM_FLUSH=clflush, or the libpmem drop-in's
+ * PMEM_NO_CLWB, must not leave an aarch64 CPU writing nothing back.
+ *
+ * DC CVADP cleans to the Point of Deep Persistence, a further point than
+ * the one ntm_persist() promises (DC CVAP's) and one a CPU may reach only
+ * more slowly: it is used only when the ceiling names it.
+ */
 enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap)
 {
 	static const struct {
@@ -70,13 +86,23 @@ enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap)
 		{ NTM_FLUSH_CLWB, NTM_CPU_CLWB },
 		{ NTM_FLUSH_CLFLUSHOPT, NTM_CPU_CLFLUSHOPT },
 		{ NTM_FLUSH_CLFLUSH, NTM_CPU_CLFLUSH },
+		{ NTM_FLUSH_DC_CVADP, NTM_CPU_DCPODP },
+		{ NTM_FLUSH_DC_CVAP, NTM_CPU_DCPOP },
+		{ NTM_FLUSH_DC_CVAC, NTM_CPU_DC_CVAC },
 	};
 
 	for (size_t i = 0; i < sizeof(best_first) / sizeof(*best_first); i++) {
-		if (cap >= 0 && (int)best_first[i].insn > cap)
+		enum ntm_flush_insn insn = best_first[i].insn;
+
+		if (insn == NTM_FLUSH_DC_CVADP && cap != NTM_FLUSH_DC_CVADP)
+			continue;
+		if (cap == NTM_FLUSH_NONE)
+			break;
+		if (cap > 0 && same_family(insn, (enum ntm_flush_insn)cap) &&
+		    (int)insn > cap)
 			continue;
 		if (features & best_first[i].feature)
-			return best_first[i].insn;
+			return insn;
 	}
 	return NTM_FLUSH_NONE;
 }
@@ -187,7 +213,7 @@ const char *ntm_cpu_feature_name(uint32_t bit)
 	static const char *const names[NTM_CPU_FEATURE_COUNT] = {
 		"sse2", "avx", "avx2", "avx512f", "avx512bw", "os_ymm",
 		"os_zmm", "clflush", "clflushopt", "clwb", "erms", "fsrm",
-		"movdir64b",
+		"movdir64b", "asimd", "dc_cvac", "dcpop", "dcpodp",
 	};
 
 	for (unsigned i = 0; i < NTM_CPU_FEATURE_COUNT; i++)

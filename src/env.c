@@ -3,9 +3,10 @@
  * env.c - the one place ntmem reads its environment variables.
  *
  *   NTMEM_ISA      generic|sse2|avx2|avx512  ceiling on the copy variant
- *                                            (default: the best the CPU runs)
+ *                  (generic|neon on aarch64) (default: the best the CPU runs)
  *   NTMEM_FLUSH    clwb|clflushopt|clflush|none  ceiling on the write-back
- *                                            (default: the best the CPU has)
+ *                  (cvadp|cvap|cvac|none     (default: the best the CPU has)
+ *                  on aarch64)
  *   NTMEM_VERBOSE  1                         print choices once to stderr
  *                                            (default: silent)
  *
@@ -21,18 +22,27 @@
 
 #include "internal.h"
 
+/* Levels are per architecture (NTM_ISA_NEON is level 1, as SSE2 is). */
 static const char *const isa_names[] = {
 	[NTM_ISA_GENERIC] = "generic",
+#if defined(__aarch64__)
+	[NTM_ISA_NEON] = "neon",
+#else
 	[NTM_ISA_SSE2] = "sse2",
 	[NTM_ISA_AVX2] = "avx2",
 	[NTM_ISA_AVX512] = "avx512",
+#endif
 };
 
+/* Every instruction, whatever the build: a value names one instruction. */
 static const char *const flush_names[] = {
 	[NTM_FLUSH_NONE] = "none",
 	[NTM_FLUSH_CLFLUSH] = "clflush",
 	[NTM_FLUSH_CLFLUSHOPT] = "clflushopt",
 	[NTM_FLUSH_CLWB] = "clwb",
+	[NTM_FLUSH_DC_CVAC] = "cvac",
+	[NTM_FLUSH_DC_CVAP] = "cvap",
+	[NTM_FLUSH_DC_CVADP] = "cvadp",
 };
 
 static int index_of(const char *const *names, int count, const char *name)

@@ -541,12 +541,16 @@ static void capture_first_dispatch(void)
 static const struct { const char *name; int level; } isa_levels[] = {
 	{ "generic", NTM_ISA_GENERIC }, { "sse2", NTM_ISA_SSE2 },
 	{ "avx2", NTM_ISA_AVX2 },	{ "avx512", NTM_ISA_AVX512 },
+	{ "neon", NTM_ISA_NEON },
 };
 static const struct { const char *name; int level; } flush_levels[] = {
 	{ "none", NTM_FLUSH_NONE },
 	{ "clflush", NTM_FLUSH_CLFLUSH },
 	{ "clflushopt", NTM_FLUSH_CLFLUSHOPT },
 	{ "clwb", NTM_FLUSH_CLWB },
+	{ "cvac", NTM_FLUSH_DC_CVAC },
+	{ "cvap", NTM_FLUSH_DC_CVAP },
+	{ "cvadp", NTM_FLUSH_DC_CVADP },
 };
 
 /* "best" -> -1 (no ceiling); a known name -> its level; else fail. */
@@ -589,6 +593,18 @@ static enum ntm_flush_insn expected_flush(uint32_t f, int cap)
 		return NTM_FLUSH_CLFLUSHOPT;
 	if ((cap < 0 || cap >= NTM_FLUSH_CLFLUSH) && (f & NTM_CPU_CLFLUSH))
 		return NTM_FLUSH_CLFLUSH;
+	/*
+	 * aarch64 (its CPUs have none of the bits above): a ceiling of
+	 * x86-64's instructions is none, and cvadp only when it is named.
+	 */
+	if (cap == NTM_FLUSH_DC_CVADP && (f & NTM_CPU_DCPODP))
+		return NTM_FLUSH_DC_CVADP;
+	if (cap != NTM_FLUSH_NONE &&
+	    (cap < NTM_FLUSH_DC_CVAC || cap >= NTM_FLUSH_DC_CVAP) &&
+	    (f & NTM_CPU_DCPOP))
+		return NTM_FLUSH_DC_CVAP;
+	if (cap != NTM_FLUSH_NONE && (f & NTM_CPU_DC_CVAC))
+		return NTM_FLUSH_DC_CVAC;
 	return NTM_FLUSH_NONE;
 }
 

@@ -9,14 +9,21 @@
  *   avx512   64-byte VMOVNTDQ stores     needs AVX512F, ZMM state enabled
  *   avx2     32-byte VMOVNTDQ stores     needs AVX2, YMM state enabled
  *   sse2     16-byte MOVNTDQ stores      every x86-64 CPU
+ *   neon     32-byte STNP stores, every  aarch64 with Advanced SIMD
+ *            line written back
  *   generic  memcpy()/memset() + write-back, portable C
  *
  * The write-back instruction used for partial lines and by ntm_flush() is
- * chosen separately: clwb > clflushopt > clflush > none.
+ * chosen separately: clwb > clflushopt > clflush > none on x86-64,
+ * cvap > cvac > none on aarch64 (cvadp, to the Point of Deep Persistence,
+ * only when NTMEM_FLUSH=cvadp asks for it).
  *
  * Environment, read once on the first call into the library:
  *   NTMEM_ISA=generic|sse2|avx2|avx512     a ceiling on the variant
+ *             (generic|neon on aarch64)
  *   NTMEM_FLUSH=clwb|clflushopt|clflush|none   a ceiling on the write-back
+ *             (cvadp|cvap|cvac|none on aarch64; a name of the other
+ *             architecture's instructions is no ceiling)
  *   NTMEM_VERBOSE=1                        print the choice once to stderr
  * An unknown value is ignored, with one warning line on stderr per process
  * (the only line the library prints without NTMEM_VERBOSE=1).
@@ -41,6 +48,8 @@ enum ntm_isa {
 	NTM_ISA_SSE2 = 1,
 	NTM_ISA_AVX2 = 2,
 	NTM_ISA_AVX512 = 3,
+	/* aarch64's levels: its baseline vector ISA is level 1, as SSE2 is. */
+	NTM_ISA_NEON = 1,
 };
 
 /* Cache-line write-back instructions, weakest first. */
@@ -49,6 +58,10 @@ enum ntm_flush_insn {
 	NTM_FLUSH_CLFLUSH = 1,	  /* write back and invalidate, self-ordered */
 	NTM_FLUSH_CLFLUSHOPT = 2, /* write back and invalidate, weakly ordered */
 	NTM_FLUSH_CLWB = 3,	  /* write back, line may stay cached */
+	/* aarch64, weakest first; the line may stay cached after each. */
+	NTM_FLUSH_DC_CVAC = 4,	  /* clean to the Point of Coherency */
+	NTM_FLUSH_DC_CVAP = 5,	  /* clean to the Point of Persistence */
+	NTM_FLUSH_DC_CVADP = 6,	  /* clean to the Point of Deep Persistence */
 };
 
 /* CPU feature bits reported by ntm_cpu_features(). */
@@ -66,12 +79,17 @@ enum ntm_cpu_feature {
 	NTM_CPU_ERMS = 1u << 10,   /* fast REP MOVSB */
 	NTM_CPU_FSRM = 1u << 11,   /* fast short REP MOVSB */
 	NTM_CPU_MOVDIR64B = 1u << 12,
-	NTM_CPU_FEATURE_COUNT = 13,
+	/* aarch64 (hwcaps from getauxval()) */
+	NTM_CPU_ASIMD = 1u << 13,  /* Advanced SIMD (NEON) */
+	NTM_CPU_DC_CVAC = 1u << 14, /* DC CVAC/CIVAC allowed at EL0 (Linux) */
+	NTM_CPU_DCPOP = 1u << 15,  /* DC CVAP (HWCAP_DCPOP) */
+	NTM_CPU_DCPODP = 1u << 16, /* DC CVADP (HWCAP2_DCPODP) */
+	NTM_CPU_FEATURE_COUNT = 17,
 };
 
 /* One out-of-line implementation of the copy primitives. */
 struct ntm_variant {
-	const char *name;	/* "avx512", "avx2", "sse2", "generic" */
+	const char *name;	/* "avx512", "avx2", "sse2", "neon", "generic" */
 	enum ntm_isa isa;
 	uint32_t needs;		/* ntm_cpu_feature bits this variant requires */
 	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
@@ -101,8 +119,8 @@ const struct ntm_variant *ntm_variant_active(void);
 enum ntm_flush_insn ntm_flush_active(void);
 
 /**
- * ntm_flush_insn_name() - "clwb", "clflushopt", "clflush" or "none";
- * "unknown" for a value outside enum ntm_flush_insn
+ * ntm_flush_insn_name() - "clwb", "clflushopt", "clflush", "cvadp",
+ * "cvap", "cvac" or "none"; "unknown" for a value outside enum ntm_flush_insn
  */
 const char *ntm_flush_insn_name(enum ntm_flush_insn insn);
 

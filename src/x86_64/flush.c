@@ -105,6 +105,9 @@ ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)
 	case NTM_FLUSH_CLFLUSH:
 		return flush_clflush;
 	case NTM_FLUSH_NONE:
+	case NTM_FLUSH_DC_CVAC:	/* aarch64's: never selected here */
+	case NTM_FLUSH_DC_CVAP:
+	case NTM_FLUSH_DC_CVADP:
 		break;
 	}
 	return NULL; /* nothing to write back */
