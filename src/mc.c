@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * mc.c - the SIGBUS handler behind ntm_copy_mc() and the write fault
- * guard: a fault at one of the copy's two loads (x86_64/copy_mc.S)
+ * guard: a fault at one of the copy's two loads (<arch>/copy_mc.S)
  * resumes at its fixup; a fault inside an armed write guard jumps back to
  * its caller; any other SIGBUS gets exactly the action it would have had
  * without ntmem.
@@ -196,6 +196,33 @@ bool ntm_mc_fixup(void *ctx)
 	}
 	if (*ip == (greg_t)ntm_copy_mc_byte) {
 		*ip = (greg_t)ntm_copy_mc_fail;
+		return true;
+	}
+	return false;
+}
+
+size_t ntm_copy_mc(void *dst, const void *src, size_t n)
+{
+	ntm_mc_install_once();
+	return ntm_copy_mc_asm(dst, src, n);
+}
+#elif defined(__aarch64__)
+size_t ntm_copy_mc_asm(void *dst, const void *src, size_t n);
+/* Labels in aarch64/copy_mc.S: the loads that may fault and their fixups. */
+extern const char ntm_copy_mc_bulk[], ntm_copy_mc_tail[];
+extern const char ntm_copy_mc_byte[], ntm_copy_mc_fail[];
+
+bool ntm_mc_fixup(void *ctx)
+{
+	ucontext_t *uc = ctx;
+	unsigned long long *pc = &uc->uc_mcontext.pc;
+
+	if (*pc == (uintptr_t)ntm_copy_mc_bulk) {
+		*pc = (uintptr_t)ntm_copy_mc_tail;
+		return true;
+	}
+	if (*pc == (uintptr_t)ntm_copy_mc_byte) {
+		*pc = (uintptr_t)ntm_copy_mc_fail;
 		return true;
 	}
 	return false;

@@ -46,8 +46,8 @@
  * The files are in a fresh mkdtemp() directory under /tmp, removed by the
  * group teardown even when a test failed halfway.
  *
- * The copy fixup exists on x86_64 only; elsewhere ntm_copy_mc() is a plain
- * memcpy() and the fault tests are skipped.
+ * The copy fixup exists on x86_64 and aarch64; elsewhere ntm_copy_mc() is
+ * a plain memcpy() and the fault tests are skipped.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -254,7 +254,7 @@ static void check_copy(const unsigned char *src, size_t n, size_t want_left,
 
 /* --- lazy install ------------------------------------------------------- */
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #define HAVE_FIXUP 1
 #else
 #define HAVE_FIXUP 0

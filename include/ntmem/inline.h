@@ -23,6 +23,9 @@
  *                        An odd multiple of 8 ends with one 8-byte MOVNTI.
  *   dst 8-byte aligned   8-byte MOVNTI stores, as the kernel does.
  *   size 4, dst 4-byte aligned: one 4-byte MOVNTI.
+ *   aarch64: the same shapes with STNP pairs (32-byte Q, 16-byte X, 8-byte
+ *   W; a plain 4-byte store), then one ntm_flush() call for the lines:
+ *   STNP is only a hint (ntmem/arch/aarch64.h).
  *   anything else        out of line, to the function the caller named:
  *                        ntm_memcpy_nt() (a short unaligned copy is then an
  *                        ordinary one) or ntm_memcpy_flush() (ordinary
@@ -46,8 +49,22 @@
 
 #if defined(__x86_64__)
 #include <ntmem/arch/x86_64.h>
+#if defined(__AVX__)
+#define NTM_ARCH_HAS_STREAM32 1
+#endif
+#elif defined(__aarch64__)
+#include <ntmem/arch/aarch64.h>
 #else
 #include <ntmem/arch/generic.h>
+#endif
+
+/*
+ * What a fixed-size copy does after its non-temporal stores to leave no
+ * line dirty: nothing where they bypass the cache (x86-64); aarch64's STNP
+ * is only a hint, so its header writes the lines back.
+ */
+#ifndef NTM_ARCH_NT_NEEDS_FINISH
+#define ntm_arch_nt_finish(d, n) ((void)(n), (d))
 #endif
 
 #ifdef __cplusplus
@@ -118,7 +135,7 @@ ntm_nt_fixed16(unsigned char *d, const unsigned char *s, size_t n)
 		ntm_arch_stream8(d + i, s + i);
 }
 
-#if defined(__AVX__)
+#ifdef NTM_ARCH_HAS_STREAM32
 /* Straight-line 32-byte stores (+ 16- and 8-byte tail); @d 32-aligned. */
 static inline __attribute__((always_inline)) void
 ntm_nt_fixed32(unsigned char *d, const unsigned char *s, size_t n)
@@ -155,29 +172,29 @@ ntm_memcpy_nt_fixed_or(void *dst, const void *src, size_t n,
 	size_t i;
 
 	if (n >= 16 && (a & 15) == 0) {
-#if defined(__AVX__)
+#ifdef NTM_ARCH_HAS_STREAM32
 		if (n >= 32 && (a & 16)) {
 			ntm_arch_stream16(d, s);
 			ntm_nt_fixed32(d + 16, s + 16, n - 16);
-			return dst;
+			return ntm_arch_nt_finish(dst, n);
 		}
 		if (n >= 32) {
 			ntm_nt_fixed32(d, s, n);
-			return dst;
+			return ntm_arch_nt_finish(dst, n);
 		}
 #endif
 		ntm_nt_fixed16(d, s, n);
-		return dst;
+		return ntm_arch_nt_finish(dst, n);
 	}
 	if (n >= 8 && (a & 7) == 0) {
 		NTM_UNROLL
 		for (i = 0; i < n; i += 8)
 			ntm_arch_stream8(d + i, s + i);
-		return dst;
+		return ntm_arch_nt_finish(dst, n);
 	}
 	if (n == 4 && (a & 3) == 0) {
 		ntm_arch_stream4(d, s);
-		return dst;
+		return ntm_arch_nt_finish(dst, n);
 	}
 	return unaligned(dst, src, n);
 #else
