@@ -8,6 +8,7 @@
 #   scripts/install-deps.sh build   compiler, meson, ninja, pkg-config
 #   scripts/install-deps.sh check   build + cmocka, PMDK headers, fio (tests)
 #                                   + the fuzz set (make check runs fuzzers)
+#                                   + the aarch64 cross build and qemu-user
 #   scripts/install-deps.sh fuzz    build + clang and libFuzzer
 #   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
 #
@@ -25,6 +26,11 @@ build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
 # ThreadSanitizer's runtime (libtsan2 for gcc 12) comes with gcc itself:
 # libgcc-12-dev depends on it.
 check_pkgs="libcmocka-dev binutils libpmem-dev fio libpmemblk1 libpmemblk-dev pmdk-tools"
+# The aarch64 cross build and its tests under qemu-user (make check-aarch64,
+# cross/aarch64-linux-gnu.ini): Debian's cross compiler and C library, the
+# user-mode emulator, and cmocka for arm64 from a multiarch install (it
+# brings libc6:arm64, the glibc the tests run on).
+check_pkgs="$check_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static libcmocka-dev:arm64"
 # clang: libFuzzer exists only for clang. Its runtime archives
 # (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-dev, which clang
 # only recommends, and recommends are not installed here.
@@ -72,6 +78,13 @@ fi
 
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# An arm64 package (name:arm64) needs the architecture known to dpkg.
+case "$missing" in
+*:arm64*)
+	dpkg --print-foreign-architectures | grep -qx arm64 ||
+		dpkg --add-architecture arm64
+	;;
+esac
 apt-get update -qq
 # shellcheck disable=SC2086 # the list is meant to split into words
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
