@@ -1,25 +1,189 @@
 // SPDX-License-Identifier: MIT
 /*
- * copy.c - the exported, dispatched entry points of the copy primitives:
- * one indirect call through the table chosen by dispatch.c. Constant sizes
- * never get here; ntmem/inline.h expands them in the caller.
+ * copy.c - the exported, dispatched entry points of the copy primitives,
+ * and ntm_memcpy_flush()'s copy policy. Constant sizes never get here;
+ * ntmem/inline.h expands them in the caller.
+ *
+ * On x86-64 with glibc, ntm_memcpy_nt(), ntm_memcpy_flush() and
+ * ntm_memset_nt() are GNU indirect functions: the dynamic linker asks the
+ * resolvers below once which function each name stands for and writes
+ * the answer into the caller's GOT, so a call goes from the caller's PLT
+ * slot straight into the best variant's entry (x86_64/copy_body.h) with
+ * no function of ours in between. A variable-size 64-byte copy took 1.3x
+ * the inline path's time through the table (load it, test it, jump) where
+ * the same stores without that jump took 1.0-1.1x; a function pointer
+ * bound at the first call is the same jump.
+ *
+ * A resolver runs while the library is relocated: before the C library
+ * has its environment, before any constructor (the libpmem drop-in sets
+ * its ceilings in one, ntm_dispatch_set_caps()) and before the sanitizer
+ * runtimes. So it reads only the CPU (ntm_cpu_detect(), NTM_EARLY) and
+ * picks what the table would with no ceiling; the entry it returns checks
+ * on every call that the table (dispatch.c, chosen at the first call)
+ * runs the same function, and otherwise - NTMEM_ISA, a caller's ceiling,
+ * NTMEM_PERSIST_DOMAIN's copy, or before the first call - goes through the
+ * table as the *_unbound functions below do. Elsewhere (no IFUNC) the
+ * exported functions are those.
+ *
+ * The copy policy: ntm_memcpy_flush() into a destination that is not
+ * 8-byte aligned copies fewer than NTMEM_NT_THRESHOLD bytes (default 256)
+ * through the cache and writes the lines back, and longer ones with the
+ * variant's non-temporal copy (ntm_flush_cached()). Either leaves no line
+ * dirty, which is all ntm_memcpy_flush() promises. ntm_memcpy_nt() has no
+ * such choice: what it may leave dirty is its contract (ntmem/copy.h),
+ * and its cached copy writes nothing back. `ntmem bench copy --calibrate`
+ * measures where the two copies cross on the machine at hand.
  */
 #include "internal.h"
 
+struct ntm_bound ntm_bound;
+
+/*
+ * Through the table, and bind the table's function for the entries. The
+ * store only when it changes: a capped process calls these on every copy,
+ * from every thread, and would otherwise keep bouncing the line.
+ */
+void *ntm_memcpy_nt_unbound(void *dst, const void *src, size_t n)
+{
+	const struct ntm_dispatch *d = ntm_dispatch();
+
+	if (__atomic_load_n(&ntm_bound.memcpy_nt, __ATOMIC_RELAXED) != d->memcpy_nt)
+		__atomic_store_n(&ntm_bound.memcpy_nt, d->memcpy_nt, __ATOMIC_RELAXED);
+	return d->memcpy_nt(dst, src, n);
+}
+
+void *ntm_memcpy_flush_unbound(void *dst, const void *src, size_t n)
+{
+	const struct ntm_dispatch *d = ntm_dispatch();
+
+	if (__atomic_load_n(&ntm_bound.memcpy_flush, __ATOMIC_RELAXED) != d->memcpy_flush)
+		__atomic_store_n(&ntm_bound.memcpy_flush, d->memcpy_flush,
+				 __ATOMIC_RELAXED);
+	/*
+	 * The policy chooses between the variant's copy and a cached one;
+	 * a persistence domain's own copy owes no write-back and is taken
+	 * as it is.
+	 */
+	if (d->memcpy_flush == d->variant->memcpy_flush &&
+	    ntm_flush_cached(dst, n, d->nt_threshold))
+		return ntm_memcpy_cached(dst, src, n);
+	return d->memcpy_flush(dst, src, n);
+}
+
+void *ntm_memset_nt_unbound(void *dst, int c, size_t n)
+{
+	const struct ntm_dispatch *d = ntm_dispatch();
+
+	if (__atomic_load_n(&ntm_bound.memset_nt, __ATOMIC_RELAXED) != d->memset_nt)
+		__atomic_store_n(&ntm_bound.memset_nt, d->memset_nt, __ATOMIC_RELAXED);
+	return d->memset_nt(dst, c, n);
+}
+
+/* GNU IFUNC: ELF, a GNU C compiler, and glibc's dynamic linker to run it. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
+	defined(__GLIBC__)
+#define NTM_USE_IFUNC 1
+#endif
+
+#ifdef NTM_USE_IFUNC
+typedef void *(*copy_fn)(void *dst, const void *src, size_t n);
+typedef void *(*set_fn)(void *dst, int c, size_t n);
+
+/* The generic variant has no fast path: its entries are the table's. */
+void *ntm_generic_memcpy_nt_entry(void *dst, const void *src, size_t n)
+{
+	return ntm_memcpy_nt_unbound(dst, src, n);
+}
+
+void *ntm_generic_memcpy_flush_entry(void *dst, const void *src, size_t n)
+{
+	return ntm_memcpy_flush_unbound(dst, src, n);
+}
+
+void *ntm_generic_memset_nt_entry(void *dst, int c, size_t n)
+{
+	return ntm_memset_nt_unbound(dst, c, n);
+}
+
+/* Named only in an ifunc attribute, which clang 14 does not count as a use. */
+#define RESOLVER static __attribute__((used))
+
+/*
+ * ntm_variant_select(features, no ceiling)'s ISA, without its table: a
+ * resolver may run before the relocations of this object's data.
+ */
+NTM_EARLY static int best_isa(void)
+{
+	uint32_t f = ntm_cpu_detect();
+	int isa = NTM_ISA_GENERIC;
+
+	/* variants.def lists the lowest ISA first: the last match is best. */
+#define NTM_VARIANT(name, level, needs) \
+	if ((f & (needs)) == (needs))   \
+		isa = level;
+#include "variants.def"
+#undef NTM_VARIANT
+	return isa;
+}
+
+NTM_EARLY RESOLVER copy_fn resolve_memcpy_nt(void)
+{
+	switch (best_isa()) {
+#define NTM_VARIANT(name, level, needs) \
+	case level:                     \
+		return ntm_##name##_memcpy_nt_entry;
+#include "variants.def"
+#undef NTM_VARIANT
+	}
+	return ntm_memcpy_nt_unbound;
+}
+
+NTM_EARLY RESOLVER copy_fn resolve_memcpy_flush(void)
+{
+	switch (best_isa()) {
+#define NTM_VARIANT(name, level, needs) \
+	case level:                     \
+		return ntm_##name##_memcpy_flush_entry;
+#include "variants.def"
+#undef NTM_VARIANT
+	}
+	return ntm_memcpy_flush_unbound;
+}
+
+NTM_EARLY RESOLVER set_fn resolve_memset_nt(void)
+{
+	switch (best_isa()) {
+#define NTM_VARIANT(name, level, needs) \
+	case level:                     \
+		return ntm_##name##_memset_nt_entry;
+#include "variants.def"
+#undef NTM_VARIANT
+	}
+	return ntm_memset_nt_unbound;
+}
+
+void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
+	__attribute__((ifunc("resolve_memcpy_nt")));
+void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
+	__attribute__((ifunc("resolve_memcpy_flush")));
+void *ntm_memset_nt(void *dst, int c, size_t n)
+	__attribute__((ifunc("resolve_memset_nt")));
+#else
 void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 {
-	return ntm_dispatch()->memcpy_nt(dst, src, n);
+	return ntm_memcpy_nt_unbound(dst, src, n);
 }
 
 void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 {
-	return ntm_dispatch()->memcpy_flush(dst, src, n);
+	return ntm_memcpy_flush_unbound(dst, src, n);
 }
 
 void *ntm_memset_nt(void *dst, int c, size_t n)
 {
-	return ntm_dispatch()->memset_nt(dst, c, n);
+	return ntm_memset_nt_unbound(dst, c, n);
 }
+#endif
 
 void ntm_flush(const void *p, size_t n)
 {

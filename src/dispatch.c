@@ -119,6 +119,7 @@ static void choose(void)
 	chosen.memcpy_nt = chosen.variant->memcpy_nt;
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
 	chosen.memset_nt = chosen.variant->memset_nt;
+	chosen.nt_threshold = env.nt_threshold;
 	chosen.flush_insn = ntm_flush_select(chosen.features,
 					     lower_cap(env.flush_cap, caller_flush_cap));
 	chosen.flush = ntm_flush_impl(chosen.flush_insn);

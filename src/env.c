@@ -9,9 +9,14 @@
  *                  on aarch64)
  *   NTMEM_VERBOSE  1                         print choices once to stderr
  *                                            (default: silent)
+ *   NTMEM_NT_THRESHOLD  bytes (4k, 1m: binary suffixes)  below it,
+ *                  ntm_memcpy_flush() into a destination that is not
+ *                  8-byte aligned uses ordinary stores and write-backs
+ *                  (default 256; `ntmem bench copy --calibrate`)
  *
- * An unknown value of NTMEM_ISA or NTMEM_FLUSH is ignored, and the
- * dispatcher warns about it once on stderr even without NTMEM_VERBOSE.
+ * An unknown value of NTMEM_ISA or NTMEM_FLUSH, or an NTMEM_NT_THRESHOLD
+ * that is not a size, is ignored, and the dispatcher warns about it once
+ * on stderr even without NTMEM_VERBOSE.
  *
  * Read once, by the dispatcher's first call; changing them later has no
  * effect in a running process.
@@ -99,6 +104,55 @@ static int read_cap(struct ntm_env *env, const char *var,
 	return -1;
 }
 
+/*
+ * A size written as the ntmem tool's options are: decimal digits, no sign
+ * and no leading zero, then optionally k, m, g or t (binary units). False
+ * for anything else, and for a value that does not fit in a size_t.
+ */
+static bool parse_size(const char *s, size_t *out)
+{
+	size_t v = 0;
+	unsigned shift = 0;
+
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (SIZE_MAX - (size_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (size_t)(*s - '0');
+	}
+	switch (*s) {
+	case 'k': case 'K': shift = 10; s++; break;
+	case 'm': case 'M': shift = 20; s++; break;
+	case 'g': case 'G': shift = 30; s++; break;
+	case 't': case 'T': shift = 40; s++; break;
+	}
+	if (*s || (shift && v > (SIZE_MAX >> shift)))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+/*
+ * NTMEM_NT_THRESHOLD: @def when unset or empty; a value that is not a size
+ * is ignored and described in env->bad, as an unknown ceiling is.
+ */
+static size_t read_threshold(struct ntm_env *env, const char *var, size_t def)
+{
+	const char *val = getenv(var);
+	size_t v, used;
+
+	if (!val || !*val)
+		return def;
+	if (parse_size(val, &v))
+		return v;
+	used = strlen(env->bad);
+	snprintf(env->bad + used, sizeof(env->bad) - used,
+		 "%s%s=%s ignored (not a size in bytes: digits with an optional "
+		 "k, m, g or t suffix)", used ? "\n" : "", var, val);
+	return def;
+}
+
 void ntm_env_read(struct ntm_env *env)
 {
 	const char *verbose = getenv("NTMEM_VERBOSE");
@@ -109,4 +163,6 @@ void ntm_env_read(struct ntm_env *env)
 	env->flush_cap = read_cap(env, "NTMEM_FLUSH", flush_names,
 				  (int)(sizeof(flush_names) / sizeof(*flush_names)));
 	env->verbose = verbose && strcmp(verbose, "0") != 0 && *verbose;
+	env->nt_threshold = read_threshold(env, "NTMEM_NT_THRESHOLD",
+					   NTM_NT_THRESHOLD_DEFAULT);
 }

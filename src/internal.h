@@ -25,10 +25,37 @@
 #include "variants.def"
 #undef NTM_VARIANT
 
+/*
+ * What the exported ntm_memcpy_nt(), ntm_memcpy_flush() and ntm_memset_nt()
+ * resolve to (src/copy.c): each variant's functions behind a check that
+ * the dispatch table uses them, with the copy policy; x86-64 only.
+ */
+#define NTM_VARIANT(name, isa, needs)                                            \
+	void *ntm_##name##_memcpy_nt_entry(void *dst, const void *src, size_t n); \
+	void *ntm_##name##_memcpy_flush_entry(void *dst, const void *src,         \
+					      size_t n);                          \
+	void *ntm_##name##_memset_nt_entry(void *dst, int c, size_t n);
+#include "variants.def"
+#undef NTM_VARIANT
+
 /* --- cpu.c: feature detection, no side effects --- */
 
+/*
+ * Code that runs while the library is being relocated (copy.c's IFUNC
+ * resolvers and ntm_cpu_detect(), which they call): before any sanitizer
+ * or coverage runtime is set up, so it must not be instrumented, and
+ * calls nothing that is.
+ */
+#if defined(__clang__)
+#define NTM_EARLY \
+	__attribute__((no_sanitize("address", "thread", "undefined", "coverage")))
+#else
+#define NTM_EARLY \
+	__attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
+#endif
+
 /* Feature bits of this CPU, as seen through CPUID and XGETBV. */
-uint32_t ntm_cpu_detect(void);
+NTM_EARLY uint32_t ntm_cpu_detect(void);
 /* Cache-line size the CPU reports for CLFLUSH, or 64 when it says nothing. */
 size_t ntm_cpu_line_size(void);
 
@@ -37,6 +64,7 @@ size_t ntm_cpu_line_size(void);
 struct ntm_env {
 	int isa_cap;	/* enum ntm_isa ceiling, or -1 when NTMEM_ISA is unset */
 	int flush_cap;	/* enum ntm_flush_insn ceiling, or -1 when unset */
+	size_t nt_threshold; /* NTMEM_NT_THRESHOLD, or NTM_NT_THRESHOLD_DEFAULT */
 	bool verbose;	/* NTMEM_VERBOSE=1 */
 	char bad[512];	/* values that were ignored, one line each, or "" */
 };
@@ -61,6 +89,7 @@ struct ntm_dispatch {
 	size_t line;		/* cache-line size for write-backs, bytes */
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
 	bool verbose;		/* NTMEM_VERBOSE=1: report choices and errors */
+	size_t nt_threshold;	/* NTMEM_NT_THRESHOLD (copy.c's policy), bytes */
 };
 
 extern const struct ntm_dispatch *ntm_dispatch_published;
@@ -94,6 +123,63 @@ enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap);
 void ntm_dispatch_set_caps(int isa_cap, int flush_cap);
 /* Write back the lines over [p, p+n) with the chosen instruction. */
 void ntm_flush_lines(const void *p, size_t n);
+
+/* --- copy.c: the exported copy entry points and the copy policy --- */
+
+/*
+ * NTMEM_NT_THRESHOLD's default, bytes: below it, ntm_memcpy_flush() into a
+ * destination that is not 8-byte aligned stores through the cache and
+ * writes the lines back; from it, non-temporally. Measured with `ntmem
+ * bench copy --align 1` on the machine the library was written on, where
+ * the cached copy plus write-back beat the split non-temporal one at
+ * every size under it; `ntmem bench copy --calibrate` measures it again.
+ */
+#define NTM_NT_THRESHOLD_DEFAULT 256
+
+/*
+ * True when ntm_memcpy_flush() copies @n bytes to @dst with ordinary
+ * stores and write-backs rather than the variant's non-temporal copy. An
+ * 8-byte aligned destination never does: its stores are whole non-temporal
+ * words with no line shared with a cached store, and NT stores beat the
+ * cached copy plus write-back there at every size measured.
+ */
+static inline bool ntm_flush_cached(const void *dst, size_t n, size_t threshold)
+{
+	return ((uintptr_t)dst & 7) && n < threshold;
+}
+
+/* The other side of that choice: through the cache, lines written back. */
+static inline void *ntm_memcpy_cached(void *dst, const void *src, size_t n)
+{
+	ntm_store_copy(dst, src, n);
+	ntm_flush_lines(dst, n);
+	return dst;
+}
+
+/*
+ * The functions of the dispatch table the entries (ntm_<variant>_*_entry)
+ * run directly when they are their own variant's; NULL until the first
+ * call through the table binds them. Hidden, so the entries load it
+ * without a GOT lookup.
+ */
+struct ntm_bound {
+	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
+	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
+	void *(*memset_nt)(void *dst, int c, size_t n);
+};
+extern struct ntm_bound ntm_bound __attribute__((visibility("hidden")));
+
+/*
+ * Through the dispatch table, binding it: what an entry calls when the
+ * table does not use its variant (NTMEM_ISA, a caller's ceiling, the
+ * persistence domain's copy) or on the first call.
+ */
+void *ntm_memcpy_nt_unbound(void *dst, const void *src, size_t n)
+	__attribute__((visibility("hidden")));
+void *ntm_memcpy_flush_unbound(void *dst, const void *src, size_t n)
+	__attribute__((visibility("hidden")));
+void *ntm_memset_nt_unbound(void *dst, int c, size_t n)
+	__attribute__((visibility("hidden")));
 
 /* --- ns.c --- */
 

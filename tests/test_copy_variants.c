@@ -25,9 +25,9 @@
  * Offsets: the source and destination sit at 0..63 bytes past a 64-byte
  * (cache line, AVX-512 vector) boundary. Sizes 0..160 take all 64 x 64
  * pairs: that is every size up to 2.5 lines, so every combination of head
- * length, tail length and source misalignment there is, and every entry of
- * the struct-sized jump table (multiples of 8 up to NTM_INLINE_MAX into a
- * 16-byte aligned slot) next to its near misses. Larger sizes only
+ * length, tail length and source misalignment there is, and every size of
+ * the struct-sized path (multiples of 8 up to NTM_INLINE_MAX into an
+ * 8-byte aligned slot) next to its near misses. Larger sizes only
  * repeat the body loop, so they take a subset of destination offsets that
  * still hits every alignment class of the head logic in copy_body.h:
  *   - 1-3 ordinary head bytes up to 4-byte alignment: offset mod 4 is
@@ -303,9 +303,10 @@ static void check_source_intact(const char *what)
 /* --- sweeps ------------------------------------------------------------- */
 
 /*
- * @light: the dispatched entry points only forward to a variant tested in
- * full, so they take one source offset per destination offset and only
- * four destination offsets above MID_MAX.
+ * @light: the dispatched entry points run a variant tested in full (its
+ * struct-sized path inlined into them, or through the table) plus the
+ * copy policy, so they take one source offset per destination offset and
+ * only four destination offsets above MID_MAX.
  */
 static void sweep_copy(const char *what, const char *fn, copy_fn f,
 		       bool light)
@@ -452,6 +453,25 @@ static void test_dispatched(void **state)
 	assert_ptr_equal(d->memset_nt, act->memset_nt);
 	assert_true(ntm_variant_supported(act));
 	run_case(tc, disp_memcpy_nt, disp_memcpy_flush, disp_memset_nt, true);
+	/*
+	 * The first call bound the table's function for the entries the
+	 * exported names resolve to (src/copy.c): they run a variant's copy
+	 * directly only when it is this one.
+	 */
+	switch (tc->op) {
+	case OP_MEMCPY_NT:
+		assert_ptr_equal(__atomic_load_n(&ntm_bound.memcpy_nt,
+						 __ATOMIC_RELAXED), d->memcpy_nt);
+		break;
+	case OP_MEMCPY_FLUSH:
+		assert_ptr_equal(__atomic_load_n(&ntm_bound.memcpy_flush,
+						 __ATOMIC_RELAXED), d->memcpy_flush);
+		break;
+	case OP_MEMSET_NT:
+		assert_ptr_equal(__atomic_load_n(&ntm_bound.memset_nt,
+						 __ATOMIC_RELAXED), d->memset_nt);
+		break;
+	}
 }
 
 /* Write-backs and fences: odd ranges, fences, read-only memory. */

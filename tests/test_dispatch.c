@@ -577,6 +577,68 @@ static void test_env_read(void **state)
 	assert_int_equal(ntm_flush_active(), fl);
 }
 
+/*
+ * NTMEM_NT_THRESHOLD: sizes as the tool's options take them; anything else
+ * is ignored (the default stands) and described, as an unknown ceiling is.
+ */
+static void test_env_nt_threshold(void **state)
+{
+	static const struct {
+		const char *val;
+		size_t want;
+	} good[] = {
+		{ "0", 0 }, { "1", 1 }, { "256", 256 }, { "1024", 1024 },
+		{ "4k", 4096 }, { "4K", 4096 }, { "3m", 3u << 20 },
+		{ "1g", (size_t)1 << 30 }, { "0k", 0 },
+		{ "18446744073709551615", SIZE_MAX },
+	};
+	static const char *const bad[] = {
+		"-1", "+5", "01", "0x10", "1.5k", "4kb", "4 ", " 4", "k", "abc",
+		"1e3", "4q", "18446744073709551616", "17179869184g", "16777216t",
+	};
+	const size_t before = ntm_dispatch()->nt_threshold;
+	struct ntm_env env;
+	char want[96];
+
+	(void)state;
+	set_env("NTMEM_NT_THRESHOLD", NULL);
+	ntm_env_read(&env);
+	assert_int_equal(env.nt_threshold, NTM_NT_THRESHOLD_DEFAULT);
+	assert_string_equal(env.bad, "");
+	set_env("NTMEM_NT_THRESHOLD", "");
+	ntm_env_read(&env);
+	assert_int_equal(env.nt_threshold, NTM_NT_THRESHOLD_DEFAULT);
+	assert_string_equal(env.bad, "");
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		set_env("NTMEM_NT_THRESHOLD", good[i].val);
+		ntm_env_read(&env);
+		if (env.nt_threshold != good[i].want || env.bad[0])
+			fail_msg("NTMEM_NT_THRESHOLD=%s: %zu, \"%s\"", good[i].val,
+				 env.nt_threshold, env.bad);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		set_env("NTMEM_NT_THRESHOLD", bad[i]);
+		ntm_env_read(&env);
+		snprintf(want, sizeof(want), "NTMEM_NT_THRESHOLD=%s ignored",
+			 bad[i]);
+		if (env.nt_threshold != NTM_NT_THRESHOLD_DEFAULT ||
+		    strncmp(env.bad, want, strlen(want)) != 0 ||
+		    strchr(env.bad, '\n'))
+			fail_msg("NTMEM_NT_THRESHOLD=%s: %zu, \"%s\"", bad[i],
+				 env.nt_threshold, env.bad);
+	}
+	/* with another ignored value: one line each */
+	set_env("NTMEM_ISA", "bogus");
+	set_env("NTMEM_NT_THRESHOLD", "12q");
+	ntm_env_read(&env);
+	assert_non_null(strstr(env.bad, "NTMEM_ISA=bogus ignored"));
+	assert_non_null(strstr(env.bad, "\nNTMEM_NT_THRESHOLD=12q ignored"));
+	set_env("NTMEM_ISA", NULL);
+	set_env("NTMEM_NT_THRESHOLD", NULL);
+	/* read once per process: the running threshold stands */
+	assert_int_equal(ntm_dispatch()->nt_threshold, before);
+}
+
 /* --- the live choice, this CPU -------------------------------------------- */
 
 /*
@@ -653,6 +715,7 @@ static void test_active_choice(void **state)
 	assert_int_equal(f & ~ALL_FEATURES, 0);
 	assert_ptr_equal(ntm_variant_active(), ntm_variant_select(f, env.isa_cap));
 	assert_int_equal(ntm_flush_active(), ntm_flush_select(f, env.flush_cap));
+	assert_int_equal(ntm_dispatch()->nt_threshold, env.nt_threshold);
 	assert_true(ntm_variant_supported(ntm_variant_active()));
 	assert_int_equal(ntm_cache_line_size(), ntm_cpu_line_size());
 	assert_true(ntm_cache_line_size() >= 8);
@@ -817,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_flush_names),
 		cmocka_unit_test(test_env_parsers),
 		cmocka_unit_test(test_env_read),
+		cmocka_unit_test(test_env_nt_threshold),
 		cmocka_unit_test(test_flush_impls),
 	};
 

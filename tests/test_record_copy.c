@@ -66,6 +66,8 @@
 #define LARGE_MAX ((size_t)1 << 20)
 /* ntmem/copy.h: an unaligned copy below this may be left dirty whole. */
 #define NT_SHORT_UNALIGNED 256
+/* ntm_memcpy_flush()'s NTMEM_NT_THRESHOLD when the environment has none */
+#define NT_THRESHOLD_DEFAULT 256
 
 typedef void *(*copy_fn)(void *, const void *, size_t);
 typedef void *(*set_fn)(void *, int, size_t);
@@ -360,6 +362,133 @@ static void test_fence_owner(void **state)
 	untrack();
 }
 
+/*
+ * The exported entry points resolve to the best variant for the CPU when
+ * the library is loaded (src/copy.c) and check on each call that the
+ * dispatch table chose it. Under NTMEM_ISA=generic it did not: copies
+ * through ntm_memcpy_nt() and ntm_memcpy_flush(), struct-sized and not,
+ * must then be the generic variant's ordinary stores (left dirty, or
+ * written back), where every other variant's are non-temporal.
+ */
+static void test_dispatched_caps(void **state)
+{
+	static const size_t sizes[] = { 64, 96, 4096 };
+	static const struct target t = { .name = "dispatched" };
+	bool generic = ntm_variant_active()->isa == NTM_ISA_GENERIC;
+	unsigned char *d = arena + GUARD;	/* 64-byte aligned */
+	struct ntm_check_counts c;
+
+	(void)state;
+	track(4096);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++) {
+		size_t n = sizes[i], units = n / UNIT;
+
+		ntm_check_reset();
+		(ntm_memcpy_nt)(d, srcbuf, n);
+		expect_bytes(&t, "memcpy_nt", d, srcbuf, n, 0);
+		c = query((uintptr_t)d, (uintptr_t)d + n);
+		if (c.units[generic ? NTM_CHECK_DIRTY : NTM_CHECK_NT] != units)
+			FAIL(&t, "memcpy_nt", n, 0, generic ?
+			     "not the generic variant's ordinary stores" :
+			     "not non-temporal stores");
+		(ntm_drain)();
+
+		ntm_check_reset();
+		(ntm_memcpy_flush)(d, srcbuf, n);
+		expect_bytes(&t, "memcpy_flush", d, srcbuf, n, 0);
+		c = query((uintptr_t)d, (uintptr_t)d + n);
+		if (c.units[generic ? NTM_CHECK_WB : NTM_CHECK_NT] != units)
+			FAIL(&t, "memcpy_flush", n, 0, generic ?
+			     "not the generic variant's stores written back" :
+			     "not non-temporal stores");
+		(ntm_drain)();
+	}
+	untrack();
+}
+
+/* NTMEM_NT_THRESHOLD as the meson runs set it: a plain number, or unset. */
+static size_t threshold_from_env(void)
+{
+	const char *v = getenv("NTMEM_NT_THRESHOLD");
+	char *end;
+	unsigned long long t;
+
+	if (!v || !*v)
+		return NT_THRESHOLD_DEFAULT;
+	t = strtoull(v, &end, 10);
+	if (*end)
+		fail_msg("NTMEM_NT_THRESHOLD=%s: the test takes a plain number", v);
+	return (size_t)t;
+}
+
+static void threshold_case(size_t n, unsigned off, size_t threshold)
+{
+	static const struct target t = { .name = "ntm_memcpy_flush" };
+	unsigned char *d = arena + GUARD + off;
+	uintptr_t a = (uintptr_t)d;
+	bool cached = (off & 7) && n < threshold;
+	/*
+	 * The NT path stores the 4-byte words between the ordinary head and
+	 * tail bytes; a unit it stores whole is NT, if there is one.
+	 */
+	uintptr_t nt_lo = up(a, 4) < a + n ? up(a, 4) : a + n;
+	uintptr_t nt_hi = nt_lo + ((a + n - nt_lo) & ~(uintptr_t)3);
+	bool nt_word = up(nt_lo, UNIT) + UNIT <= nt_hi;
+	struct ntm_check_counts c;
+
+	ntm_check_reset();
+	(ntm_memcpy_flush)(d, srcbuf, n);
+	expect_bytes(&t, "threshold", d, srcbuf, n, off);
+	c = query(down(a, UNIT), up(a + n, UNIT));
+	if (c.units[NTM_CHECK_DIRTY])
+		FAIL(&t, "threshold", n, off, "a unit left dirty");
+	if (cached && c.units[NTM_CHECK_NT])
+		FAIL(&t, "below the threshold", n, off,
+		     "non-temporal stores instead of written-back ones");
+	if (cached && c.lines_written_back != c.lines)
+		FAIL(&t, "below the threshold", n, off,
+		     "a line of the copy not written back");
+	if (!cached && nt_word && !c.units[NTM_CHECK_NT])
+		FAIL(&t, "from the threshold", n, off,
+		     "no non-temporal store");
+	(ntm_drain)();
+}
+
+/*
+ * ntm_memcpy_flush()'s copy policy (src/copy.c): below NTMEM_NT_THRESHOLD
+ * (256 unless the environment says otherwise) a copy to a destination that
+ * is not 8-byte aligned goes through the cache and has its lines written
+ * back; from it, and at every size to an 8-byte aligned destination,
+ * non-temporal stores. Needs NT stores and a write-back to tell them apart.
+ */
+static void test_flush_threshold(void **state)
+{
+	static const unsigned offs[] = { 0, 1, 3, 4, 8, 13, 32, 63 };
+	static const size_t sizes[] = {
+		1, 3, 4, 7, 8, 12, 24, 63, 64, 65, 100, 128, 129, 200, 255,
+		256, 257, 511, 512, 1000, 1023, 1024, 1025, 2048, 4096,
+	};
+	size_t threshold = threshold_from_env();
+
+	(void)state;
+	if (ntm_variant_active()->isa == NTM_ISA_GENERIC ||
+	    ntm_flush_active() == NTM_FLUSH_NONE) {
+		print_message("no NT stores or no write-back: nothing to tell\n");
+		skip();
+	}
+	track(4096 + LINE);
+	for (size_t k = 0; k < sizeof(offs) / sizeof(*offs); k++) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++)
+			threshold_case(sizes[i], offs[k], threshold);
+		/* each side of the threshold itself */
+		if (threshold > 1 && threshold <= 4096)
+			threshold_case(threshold - 1, offs[k], threshold);
+		if (threshold && threshold < 4096)
+			threshold_case(threshold, offs[k], threshold);
+	}
+	untrack();
+}
+
 /* --- constant-size inline paths ------------------------------------------ */
 
 /* which: 0 named ntm_memcpy_nt_N, 1 front door nt, 2 front door flush */
@@ -479,6 +608,8 @@ int main(int argc, char **argv)
 		{ "drain_needed", test_drain_needed },
 		{ "fence_owner", test_fence_owner },
 		{ "inline", test_inline },
+		{ "dispatched_caps", test_dispatched_caps },
+		{ "flush_threshold", test_flush_threshold },
 	};
 	struct CMUnitTest tests[16];
 	size_t ntests = 0, count;

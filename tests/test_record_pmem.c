@@ -187,6 +187,61 @@ static void expect_persisted(const unsigned char *d, size_t len, bool nt,
 		rec_expect_durable(d, len, "%s flags %#x", what, flags);
 }
 
+/* --- ntmem's NTMEM_NT_THRESHOLD under PMDK's threshold -------------------- */
+
+/* NTMEM_NT_THRESHOLD as tests/meson.build sets it: a plain number, or unset. */
+static size_t ntmem_threshold(void)
+{
+	const char *v = getenv("NTMEM_NT_THRESHOLD");
+
+	return v && *v ? (size_t)strtoull(v, NULL, 10) : 256;
+}
+
+/*
+ * man ntmem-libpmem(7): PMEM_MOVNT_THRESHOLD (PMDK's 256 when unset, never
+ * NTMEM_NT_THRESHOLD) picks the flag-less copies that go non-temporal, and
+ * ntm_memcpy_flush() then copies those to a destination that is not 8-byte
+ * aligned through the cache below NTMEM_NT_THRESHOLD. So a copy has NT
+ * units exactly when both say so and it holds a unit the NT path stores
+ * whole (between the ordinary head and tail bytes).
+ */
+static void nt_threshold(void **state)
+{
+	static const unsigned flag_sets[] = { 0, PMEM_F_MEM_NONTEMPORAL };
+	size_t ntmem = ntmem_threshold();
+
+	(void)state;
+	if (env.no_flush || env.no_movnt) {
+		print_message("no ntm_memcpy_flush() copies here\n");
+		skip();
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (size_t f = 0; f < ARRAY_SIZE(flag_sets); f++) {
+			unsigned char *d = buf + cases[i].off;
+			size_t len = cases[i].len;
+			uintptr_t a = (uintptr_t)d, lo, hi;
+			bool nt = takes_nt(len, flag_sets[f]) &&
+				  !((a & 7) && len < ntmem);
+			struct ntm_check_counts c;
+
+			lo = (a + 3) & ~(uintptr_t)3;
+			hi = lo + ((a + len - lo) & ~(uintptr_t)3);
+			nt = nt && ((lo + 7) & ~(uintptr_t)7) + 8 <= hi;
+			begin(d, len);
+			pmem_memcpy(d, src, len, flag_sets[f] | PMEM_F_MEM_NODRAIN);
+			rec_query(d, len, &c);
+			if (nt != (c.units[NTM_CHECK_NT] != 0))
+				rec_fail(__FILE__, __LINE__, d, len, &c, nt ?
+					 "non-temporal units" : "no non-temporal unit",
+					 "pmem_memcpy flags %#x, PMEM_MOVNT_THRESHOLD "
+					 "%zu, NTMEM_NT_THRESHOLD %zu", flag_sets[f],
+					 env.threshold, ntmem);
+			pmem_drain();
+			rec_expect_durable(d, len, "pmem_memcpy flags %#x + drain",
+					   flag_sets[f]);
+		}
+}
+
 /* --- the _persist functions -------------------------------------------- */
 
 static void persist_functions(void **state)
@@ -406,6 +461,7 @@ int main(void)
 		cmocka_unit_test(nodrain_functions),
 		cmocka_unit_test(flag_combinations),
 		cmocka_unit_test(deep_functions),
+		cmocka_unit_test(nt_threshold),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

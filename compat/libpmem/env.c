@@ -23,7 +23,10 @@
  * PMEM_WC_WORKAROUND at load (copy kernels ntmem does not have) and
  * PMEM_MMAP_HINT (a mapping address ntmem does not take): all ignored.
  * ntmem's own NTMEM_ISA / NTMEM_FLUSH / NTMEM_VERBOSE still apply; the
- * lower ceiling wins.
+ * lower ceiling wins. NTMEM_NT_THRESHOLD applies inside the non-temporal
+ * copies (ntm_memcpy_flush()), never in place of PMEM_MOVNT_THRESHOLD: it
+ * divides only the unaligned ones, and a program that sets no PMDK
+ * variable keeps PMDK's 256 (man ntmem-libpmem(7)).
  */
 #include <pthread.h>
 #include <stdio.h>

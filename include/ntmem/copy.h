@@ -16,10 +16,13 @@
  *                       - otherwise at most 1-3 head bytes (up to 4-byte
  *                         alignment of @dst) and 1-3 tail bytes.
  *   ntm_memcpy_flush()  a guarantee: when it returns, no cache line of
- *                       [dst, dst + n) is dirty in this CPU's cache. The
- *                       aligned body is stored non-temporally; what is
- *                       copied with ordinary stores (the cases above) has
- *                       its lines written back (CLWB > CLFLUSHOPT >
+ *                       [dst, dst + n) is dirty in this CPU's cache. A
+ *                       copy to a destination that is not 8-byte aligned
+ *                       and shorter than NTMEM_NT_THRESHOLD bytes (256
+ *                       unless set) is made with ordinary stores; any
+ *                       other non-temporally, its 1-3 head and tail bytes
+ *                       with ordinary stores. What is stored ordinarily
+ *                       has its lines written back (CLWB > CLFLUSHOPT >
  *                       CLFLUSH).
  *
  *   Both contracts are checked by machine (tests/test_record_copy.c, the
@@ -84,6 +87,10 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
  * The kernel's memcpy_flushcache(): after it returns, the data has left the
  * CPU cache on its way to memory; ntm_drain() then makes it durable on a
  * platform whose memory controller is in the persistence domain (ADR).
+ * Below NTMEM_NT_THRESHOLD bytes (default 256) a destination that is not
+ * 8-byte aligned is copied through the cache and its lines written back,
+ * the faster way there; `ntmem bench copy --calibrate` measures the
+ * crossover on the machine at hand.
  *
  * Return: @dst.
  */

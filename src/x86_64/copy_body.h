@@ -15,13 +15,17 @@
  *
  * Shape of a copy, after the kernel's __memcpy_flushcache():
  *   0. a struct-sized copy (a multiple of 8 up to NTM_INLINE_MAX) into an
- *      8-byte aligned slot takes the inline path's straight-line stores
- *      through one jump table: at 64 bytes a copy has ~11 cycles at the
- *      streaming limit, and the general path below spends ~25.
+ *      8-byte aligned slot makes the inline path's stores (small_copy()):
+ *      at 64 bytes a copy has ~11 cycles at the streaming limit, and the
+ *      general path below spends ~25.
  *      A short copy into an unaligned destination is copied with ordinary
- *      stores (and written back for "flush"): its lines are shared with
- *      the neighbouring bytes, and mixing cached and NT stores in one line
- *      evicts it twice - NT stores do not pay there (see SHORT_UNALIGNED).
+ *      stores by "nt": its lines are shared with the neighbouring bytes,
+ *      and mixing cached and NT stores in one line evicts it twice - NT
+ *      stores do not pay there (see SHORT_UNALIGNED). "flush" stores it
+ *      non-temporally at every size: whether a cached copy plus write-back
+ *      would be faster is the copy policy of the entry points (below and
+ *      src/copy.c, NTMEM_NT_THRESHOLD), which benchmarks measure against
+ *      this one.
  *   1. 1-3 head bytes up to 4-byte alignment: ordinary stores (no NT store
  *      is that narrow); written back when the caller asked for "flush".
  *   2. one 4-byte MOVNTI up to 8-byte alignment, then 8-byte MOVNTI up to
@@ -31,6 +35,12 @@
  *   4. tail: single vectors, then 8- and 4-byte MOVNTI, then 1-3 bytes with
  *      ordinary stores, written back for "flush".
  * Nothing fences; see ntmem/copy.h.
+ *
+ * Each variant also has an entry per function (ntm_<variant>_*_entry),
+ * what the exported ntm_memcpy_nt() & co. resolve to when this is the
+ * best variant for the CPU: the same copy, behind a check that the
+ * dispatch table uses this variant, with the struct-sized path inline
+ * and the copy policy of ntm_memcpy_flush().
  *
  * Every store to the destination goes through one of the always_inline
  * primitives below (or ntmem/arch/x86_64.h, ntm_store_copy()), each of
@@ -44,13 +54,25 @@
 #include "internal.h"
 
 /*
- * Below this many bytes an unaligned copy uses ordinary stores. Measured
- * with `ntmem bench copy --align 1`: under it, the cached copy (plus the
- * write-back for "flush") beat the split NT path at every size. It is part
- * of ntm_memcpy_nt()'s contract (ntmem/copy.h: such a copy may stay dirty
- * whole), which tests/test_record_copy.c enforces: change both together.
+ * Below this many bytes an unaligned "nt" copy uses ordinary stores.
+ * Measured with `ntmem bench copy --align 1`: under it, the cached copy
+ * beat the split NT path at every size. It is part of ntm_memcpy_nt()'s
+ * contract (ntmem/copy.h: such a copy may stay dirty whole), which
+ * tests/test_record_copy.c enforces: change both together. The same
+ * measurement gave ntm_memcpy_flush()'s default threshold,
+ * NTM_NT_THRESHOLD_DEFAULT, which NTMEM_NT_THRESHOLD overrides.
  */
 #define SHORT_UNALIGNED 256
+
+/*
+ * The widest store the struct-sized path makes, as the inline path of a
+ * caller built with this file's flags does (ntmem/inline.h).
+ */
+#if defined(__AVX__)
+#define WIDE 32
+#else
+#define WIDE 16
+#endif
 
 /* Source prefetch distance of the bulk copy loop, bytes. */
 #define PREFETCH_AHEAD 1024
@@ -155,31 +177,143 @@ fill_bytes(unsigned char *d, unsigned char c, size_t n)
 	NTM_REC(NTM_REC_STORE, d, n);
 }
 
+/* One store of @unit bytes (a constant: 32, 16 or 8). */
+static inline __attribute__((always_inline)) void
+stream_unit(unsigned char *d, const unsigned char *s, size_t unit)
+{
+#if defined(__AVX__)
+	if (unit == 32) {
+		ntm_arch_stream32(d, s);
+		return;
+	}
+#endif
+	if (unit == 16)
+		ntm_arch_stream16(d, s);
+	else
+		ntm_arch_stream8(d, s);
+}
+
+/*
+ * @bytes in stores of @unit bytes, ascending; both constants, at most 16
+ * stores. Written out: GCC kept a loop for "GCC unroll" here.
+ */
+static inline __attribute__((always_inline)) void
+stream_units(unsigned char *d, const unsigned char *s, size_t bytes,
+	     size_t unit)
+{
+#define UNIT(k)                                                    \
+	if ((k) * unit < bytes)                                    \
+		stream_unit(d + (k) * unit, s + (k) * unit, unit)
+	UNIT(0); UNIT(1); UNIT(2); UNIT(3); UNIT(4); UNIT(5); UNIT(6); UNIT(7);
+	UNIT(8); UNIT(9); UNIT(10); UNIT(11); UNIT(12); UNIT(13); UNIT(14);
+	UNIT(15);
+#undef UNIT
+}
+
+/*
+ * @n bytes, a multiple of 8 up to NTM_INLINE_MAX, in stores of at most
+ * @width bytes (a constant @d is aligned to): the largest power-of-two
+ * part first, so the stores ascend, and a return as soon as nothing is
+ * left. The branches are laid out for a copy of one line: a 64-byte copy
+ * takes no jump from the entry to its return (each taken jump cost ~0.1x
+ * of the inline path's time at 64 bytes), other sizes take one or two.
+ */
+static inline __attribute__((always_inline)) void
+stream_pow2(unsigned char *d, const unsigned char *s, size_t n, size_t width)
+{
+	_Static_assert(NTM_INLINE_MAX == 128, "the parts below cover 8..128");
+#define PART(bytes)                                                          \
+	if (__builtin_expect((n & (bytes)) != 0, (bytes) == 64)) {           \
+		stream_units(d, s, bytes, (bytes) < width ? (bytes) : width); \
+		if (__builtin_expect((n & ((bytes) - 1)) == 0, 1))            \
+			return;                                               \
+		d += (bytes), s += (bytes);                                   \
+	}
+	PART(128) PART(64) PART(32) PART(16) PART(8)
+#undef PART
+}
+
+/*
+ * A struct-sized copy: @n a multiple of 8 up to NTM_INLINE_MAX, @d 8-byte
+ * aligned. The stores ntm_memcpy_nt_fixed() makes for a constant @n (the
+ * widest the alignment takes, a 16-byte one first to reach 32-byte
+ * alignment), chosen by branches on @n's bits where a constant size has
+ * none. It used to jump through a table into one straight-line body per
+ * size: that indirect jump made a 64-byte copy 1.3x the inline path's time
+ * (`ntmem bench copy --sizes 64`, ntm_memcpy_nt against inline), while
+ * these branches, predicted and not taken, cost next to nothing.
+ */
+static inline __attribute__((always_inline)) void
+small_copy(unsigned char *d, const unsigned char *s, size_t n)
+{
+	uintptr_t a = (uintptr_t)d;
+
+	/*
+	 * Whole wide stores into a slot aligned for them: the common case.
+	 * (The mask tells the compiler the low parts are empty.)
+	 */
+	if (__builtin_expect(((a | n) & (WIDE - 1)) == 0, 1)) {
+		stream_pow2(d, s, n & ~(size_t)(WIDE - 1), WIDE);
+		return;
+	}
+#if defined(__AVX__)
+	/*
+	 * Multiples of 16 into 16-byte aligned slots (80-byte descriptors):
+	 * one 16-byte store up to 32-byte alignment, then as above.
+	 */
+	if (__builtin_expect(((a | n) & 15) == 0, 1) && n >= 32) {
+		if (a & 16) {
+			ntm_arch_stream16(d, s);
+			stream_pow2(d + 16, s + 16, (n - 16) & ~(size_t)15, 32);
+		} else {
+			stream_pow2(d, s, n & ~(size_t)15, 32);
+		}
+		return;
+	}
+#endif
+	if (n < 16 || (a & 15)) {
+		stream_pow2(d, s, n, 8);
+		return;
+	}
+#if defined(__AVX__)
+	if (n >= 32 && (a & 16)) {
+		ntm_arch_stream16(d, s);
+		d += 16, s += 16, n -= 16;
+		stream_pow2(d, s, n, 32);
+		return;
+	}
+	if (!(a & 16)) {
+		stream_pow2(d, s, n, 32);
+		return;
+	}
+#endif
+	stream_pow2(d, s, n, 16);
+}
+
+/* True for the copies small_copy() takes. */
+static inline __attribute__((always_inline)) bool
+struct_sized(const void *d, size_t n)
+{
+	return n <= NTM_INLINE_MAX && (((uintptr_t)d | n) & 7) == 0;
+}
+
 static inline __attribute__((always_inline)) void *
 copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
-	size_t head = (-(uintptr_t)d) & 3;
+	size_t head;
 
 	/* 8-byte aligned: the fixed path never needs its out-of-line copy. */
-	if (n <= NTM_INLINE_MAX && (((uintptr_t)d | n) & 7) == 0) {
-		switch (n) {
-#define SMALL_CASE(N)                                  \
-	case N:                                        \
-		return ntm_memcpy_nt_fixed(dst, src, N);
-			NTM_FIXED_SIZES_8(SMALL_CASE)
-#undef SMALL_CASE
-		default: /* 0 */
-			return dst;
-		}
-	}
-	if (n < SHORT_UNALIGNED && ((uintptr_t)d & 7)) {
-		ntm_store_copy(d, s, n);
-		if (flush_partial)
-			ntm_flush_lines(d, n);
+	if (struct_sized(d, n)) {
+		small_copy(d, s, n);
 		return dst;
 	}
+	if (!flush_partial && n < SHORT_UNALIGNED && ((uintptr_t)d & 7)) {
+		ntm_store_copy(d, s, n);
+		return dst;
+	}
+	head = (-(uintptr_t)d) & 3;
 	if (head) {
 		if (head > n)
 			head = n;
@@ -271,4 +405,65 @@ void *FN(memset_nt)(void *dst, int c, size_t n)
 		ntm_flush_lines(d, n);
 	}
 	return dst;
+}
+
+/*
+ * The entries. Each first checks that the dispatch table runs this
+ * variant's function (ntm_bound, bound by the first call through the
+ * table): src/copy.c resolves the exported names to the best variant for
+ * the CPU when the library is loaded, before NTMEM_ISA, a caller's
+ * ceiling (ntm_dispatch_set_caps()) or the persistence domain can be
+ * known, so until the table agrees every call goes through it. Once it
+ * does, a call costs that one load and compare over the copy itself, with
+ * no jump between the caller and the stores of a struct-sized copy.
+ */
+static inline __attribute__((always_inline)) bool
+bound_to(void *(*bound)(void *, const void *, size_t),
+	 void *(*mine)(void *, const void *, size_t))
+{
+	return __builtin_expect(bound == mine, 1);
+}
+
+void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
+{
+	if (!bound_to(__atomic_load_n(&ntm_bound.memcpy_nt, __ATOMIC_RELAXED),
+		      FN(memcpy_nt)))
+		return ntm_memcpy_nt_unbound(dst, src, n);
+	if (struct_sized(dst, n)) {
+		small_copy(dst, src, n);
+		return dst;
+	}
+	return FN(memcpy_nt)(dst, src, n);
+}
+
+/*
+ * The copy policy of src/copy.c (ntm_memcpy_flush_unbound()). Not inlined
+ * into the entry: its calls would give the struct-sized path a frame.
+ */
+static __attribute__((noinline)) void *
+FN(memcpy_flush_policy)(void *dst, const void *src, size_t n)
+{
+	if (ntm_flush_cached(dst, n, ntm_dispatch()->nt_threshold))
+		return ntm_memcpy_cached(dst, src, n);
+	return FN(memcpy_flush)(dst, src, n);
+}
+
+void *FN(memcpy_flush_entry)(void *dst, const void *src, size_t n)
+{
+	if (!bound_to(__atomic_load_n(&ntm_bound.memcpy_flush, __ATOMIC_RELAXED),
+		      FN(memcpy_flush)))
+		return ntm_memcpy_flush_unbound(dst, src, n);
+	if (struct_sized(dst, n)) {
+		small_copy(dst, src, n);
+		return dst;
+	}
+	return FN(memcpy_flush_policy)(dst, src, n);
+}
+
+void *FN(memset_nt_entry)(void *dst, int c, size_t n)
+{
+	if (__builtin_expect(__atomic_load_n(&ntm_bound.memset_nt,
+					     __ATOMIC_RELAXED) != FN(memset_nt), 0))
+		return ntm_memset_nt_unbound(dst, c, n);
+	return FN(memset_nt)(dst, c, n);
 }

@@ -15,7 +15,8 @@
 #define XCR0_YMM 0x06u
 #define XCR0_ZMM 0xe0u
 
-static uint64_t read_xcr0(void)
+/* always_inline: ntm_cpu_detect() must call no instrumented function. */
+static inline __attribute__((always_inline)) uint64_t read_xcr0(void)
 {
 	uint32_t lo, hi;
 
@@ -24,12 +25,16 @@ static uint64_t read_xcr0(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-uint32_t ntm_cpu_detect(void)
+/*
+ * NTM_EARLY: copy.c's IFUNC resolvers call this during relocation. The
+ * CPUID macros expand in place; __get_cpuid_max() is a function at -O0.
+ */
+NTM_EARLY uint32_t ntm_cpu_detect(void)
 {
 	unsigned a, b, c, d, max_leaf;
 	uint32_t f = 0;
 
-	max_leaf = __get_cpuid_max(0, NULL);
+	__cpuid(0, max_leaf, b, c, d);
 	if (max_leaf < 1)
 		return NTM_CPU_SSE2; /* architectural on x86-64 */
 
