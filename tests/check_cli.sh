@@ -99,4 +99,58 @@ if grep -q '^size,bytes,dst_off,sem,impl,median_ms' "$out" &&
 	grep -q '^64,64,0,nt,inline,' "$out"; then
 	ok "bench copy --csv header and inline row"; else bad "bench copy --csv"; fi
 
+# --calibrate: a tiny run (six sizes, offsets 0 and 1) prints its table,
+# a crossover per offset and the two lines to set; --json carries the same
+# figures. Tiny runs measure nothing: only the form is checked.
+cal="--calibrate --quick --total 256k --runs 1 --no-huge"
+# shellcheck disable=SC2086 # $cal is a list of options
+expect 0 "bench copy --calibrate (tiny)" "$ntmem" bench copy $cal
+if grep -qx 'NTMEM_NT_THRESHOLD=[0-9][0-9]*' "$out" &&
+	grep -qx 'PMEM_MOVNT_THRESHOLD=[0-9][0-9]*' "$out" &&
+	grep -q '^dst+1 (not 8-byte aligned): ' "$out"; then
+	ok "bench copy --calibrate prints the lines to set"; else
+	bad "bench copy --calibrate lines"; sed 's/^/# /' "$out"; fi
+# shellcheck disable=SC2086
+expect 0 "bench copy --calibrate --json (tiny)" "$ntmem" bench copy $cal --json
+json_ok "bench copy --calibrate --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows, meta = doc["rows"], doc["meta"]
+sizes = [64, 256, 1024, 4096, 65536, 1 << 20]
+assert [(r["bytes"], r["dst_off"]) for r in rows] == \
+    [(s, a) for s in sizes for a in (0, 1)], rows
+for r in rows:
+    assert r["cached_ms"] > 0 and r["nt_ms"] > 0 and r["default_ms"] > 0, r
+    assert (r["faster"] == "nt") == (r["nt_x_cached"] < 1), r
+# the thresholds: where nt won from at the unaligned and the aligned offset
+for key, off in (("NTMEM_NT_THRESHOLD", 1), ("PMEM_MOVNT_THRESHOLD", 0)):
+    t = int(meta[key])
+    won = [r["bytes"] for r in rows if r["dst_off"] == off]
+    after = [r for r in rows if r["dst_off"] == off and r["bytes"] >= t]
+    assert t in won or t == won[-1] + 1, (key, t)
+    assert all(r["faster"] == "nt" for r in after), (key, t, after)
+    assert meta["crossover_dst_%d" % off], meta
+PY
+then ok "bench copy --calibrate --json: rows and thresholds agree"; else
+	bad "bench copy --calibrate --json rows"; fi
+expect 2 "bench copy --calibrate --variant" "$ntmem" bench copy --calibrate --variant avx2
+err_names "invalid --variant 'with --calibrate'" "--calibrate names the option it does not take"
+# shellcheck disable=SC2086
+expect 1 "bench copy --calibrate, generic variant" env NTMEM_ISA=generic \
+	"$ntmem" bench copy $cal
+err_names "no non-temporal" "--calibrate says why it cannot compare"
+
+# NTMEM_NT_THRESHOLD that is not a size: one warning, and info shows it.
+expect 0 "info, NTMEM_NT_THRESHOLD=12q" env NTMEM_NT_THRESHOLD=12q "$ntmem" info
+n=$(count_in "$err" "NTMEM_NT_THRESHOLD=12q ignored")
+if [ "$n" = 1 ]; then ok "NTMEM_NT_THRESHOLD=12q: one warning"; else
+	bad "NTMEM_NT_THRESHOLD=12q: $n warnings"; sed 's/^/# /' "$err"; fi
+if grep -q "^environment: *NTMEM_NT_THRESHOLD=12q ignored" "$out"; then
+	ok "info shows the ignored NTMEM_NT_THRESHOLD"; else
+	bad "info shows the ignored NTMEM_NT_THRESHOLD"; fi
+expect 0 "info, NTMEM_NT_THRESHOLD=4k" env NTMEM_NT_THRESHOLD=4k "$ntmem" info
+if [ -s "$err" ]; then bad "NTMEM_NT_THRESHOLD=4k: a warning"; else
+	ok "NTMEM_NT_THRESHOLD=4k: no warning"; fi
+
 exit $fail

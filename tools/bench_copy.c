@@ -31,6 +31,8 @@
  * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
  * does (32-byte stores); one row per variant for each semantics, called
  * directly through its table; then the peers.
+ *
+ * --calibrate is bench_calibrate.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +45,7 @@
 #include <ntmem.h>
 
 #include "bench.h"
+#include "bench_calibrate.h"
 #include "bench_inline.h"
 #include "commands.h"
 #include "parse.h"
@@ -413,6 +416,10 @@ static void usage(FILE *out)
 	      "      --no-huge       do not ask for transparent huge pages\n"
 	      "      --no-pmdk       do not load PMDK's libpmem\n"
 	      "      --quick         8 sizes, offset 0 (unless --sizes, --align given)\n"
+	      "      --calibrate     where non-temporal stores beat cached stores +\n"
+	      "                      write-back, and the NTMEM_NT_THRESHOLD and\n"
+	      "                      PMEM_MOVNT_THRESHOLD to set (default: 64 B to\n"
+	      "                      4 MiB at offsets 0,1; with --quick 6 sizes)\n"
 	      "      --json, --csv   machine-readable output\n"
 	      "  -h, --help          this text\n"
 	      "\n"
@@ -428,6 +435,37 @@ static const uint64_t default_sizes[] = {
 };
 static const uint64_t quick_sizes[] = { 8, 64, 80, 96, 256, 4 << 10, 64 << 10, 4 << 20 };
 
+/*
+ * --calibrate (bench_calibrate.c), with the options it shares; @conflict
+ * names an option it does not take, or is NULL.
+ */
+static int start_calibrate(const struct options *o, bool sizes_given,
+			   bool aligns_given, bool quick, const char *conflict)
+{
+	struct calibrate_options c = {
+		.quick = quick, .total = o->total, .runs = o->runs,
+		.cpu = o->cpu, .huge = o->huge, .json = o->json, .csv = o->csv,
+	};
+
+	_Static_assert(MAX_SIZES == CALIBRATE_MAX_SIZES &&
+		       MAX_ALIGNS == CALIBRATE_MAX_ALIGNS, "the same lists");
+	if (conflict)
+		return parse_bad_arg("bench copy", conflict, "with --calibrate",
+				     "--calibrate without it (the active "
+				     "variant against glibc + ntm_flush)");
+	if (bench_opt_format("bench copy", o->json, o->csv))
+		return 2;
+	if (sizes_given) {
+		memcpy(c.sizes, o->sizes, sizeof(c.sizes));
+		c.nsizes = o->nsizes;
+	}
+	if (aligns_given) {
+		memcpy(c.aligns, o->aligns, sizeof(c.aligns));
+		c.naligns = o->naligns;
+	}
+	return bench_copy_calibrate(&c);
+}
+
 int cmd_bench_copy(int argc, char **argv)
 {
 	struct options o = {
@@ -437,7 +475,7 @@ int cmd_bench_copy(int argc, char **argv)
 	};
 	bool const_only = false, var_only = false, no_huge = false,
 	     no_pmdk = false, quick = false, sizes_given = false,
-	     aligns_given = false;
+	     aligns_given = false, calibrate = false;
 	const struct opt opts[] = {
 		{ .name = "sizes", .letter = 's', .kind = OPT_U64_LIST,
 		  .dest = o.sizes, .min = 1,
@@ -461,6 +499,7 @@ int cmd_bench_copy(int argc, char **argv)
 		{ .name = "no-huge", .kind = OPT_FLAG, .dest = &no_huge },
 		BENCH_OPT_NO_PMDK(&no_pmdk),
 		{ .name = "quick", .kind = OPT_FLAG, .dest = &quick },
+		{ .name = "calibrate", .kind = OPT_FLAG, .dest = &calibrate },
 		BENCH_OPTS_FORMAT(&o.json, &o.csv),
 		{ 0 },
 	};
@@ -477,6 +516,12 @@ int cmd_bench_copy(int argc, char **argv)
 	o.want_const = !var_only;
 	o.huge = !no_huge;
 	o.pmdk = !no_pmdk;
+	if (calibrate)
+		return start_calibrate(&o, sizes_given, aligns_given, quick,
+				       o.variants ? "--variant" :
+				       const_only ? "--const-only" :
+				       var_only ? "--var-only" :
+				       no_pmdk ? "--no-pmdk" : NULL);
 	/* --quick is a short overview; explicit --sizes / --align still win */
 	if (quick && !sizes_given) {
 		memcpy(o.sizes, quick_sizes, sizeof(quick_sizes));
