@@ -13,10 +13,14 @@
  *                  ntm_memcpy_flush() into a destination that is not
  *                  8-byte aligned uses ordinary stores and write-backs
  *                  (default 256; `ntmem bench copy --calibrate`)
+ *   NTMEM_PERSIST_DOMAIN  cpu_cache|memory_controller  the persistence
+ *                  domain of every namespace and of ntm_persist() & co.
+ *                  (default: each namespace's nd region in sysfs, and
+ *                  memory_controller for memory outside namespaces)
  *
- * An unknown value of NTMEM_ISA or NTMEM_FLUSH, or an NTMEM_NT_THRESHOLD
- * that is not a size, is ignored, and the dispatcher warns about it once
- * on stderr even without NTMEM_VERBOSE.
+ * An unknown value of NTMEM_ISA, NTMEM_FLUSH or NTMEM_PERSIST_DOMAIN, or
+ * an NTMEM_NT_THRESHOLD that is not a size, is ignored, and the dispatcher
+ * warns about it once on stderr even without NTMEM_VERBOSE.
  *
  * Read once, by the dispatcher's first call; changing them later has no
  * effect in a running process.
@@ -153,9 +157,15 @@ static size_t read_threshold(struct ntm_env *env, const char *var, size_t def)
 	return def;
 }
 
+/* NTMEM_PERSIST_DOMAIN's values: index + 1 is the enum ntm_persist_domain. */
+static const char *const domain_names[] = {
+	"memory_controller", "cpu_cache",
+};
+
 void ntm_env_read(struct ntm_env *env)
 {
 	const char *verbose = getenv("NTMEM_VERBOSE");
+	int domain;
 
 	env->bad[0] = '\0';
 	env->isa_cap = read_cap(env, "NTMEM_ISA", isa_names,
@@ -165,4 +175,7 @@ void ntm_env_read(struct ntm_env *env)
 	env->verbose = verbose && strcmp(verbose, "0") != 0 && *verbose;
 	env->nt_threshold = read_threshold(env, "NTMEM_NT_THRESHOLD",
 					   NTM_NT_THRESHOLD_DEFAULT);
+	domain = read_cap(env, "NTMEM_PERSIST_DOMAIN", domain_names,
+			  (int)(sizeof(domain_names) / sizeof(*domain_names)));
+	env->persist_domain = domain < 0 ? -1 : domain + NTM_PERSIST_MEMORY_CONTROLLER;
 }

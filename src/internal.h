@@ -64,6 +64,7 @@ size_t ntm_cpu_line_size(void);
 struct ntm_env {
 	int isa_cap;	/* enum ntm_isa ceiling, or -1 when NTMEM_ISA is unset */
 	int flush_cap;	/* enum ntm_flush_insn ceiling, or -1 when unset */
+	int persist_domain; /* enum ntm_persist_domain, -1: NTMEM_PERSIST_DOMAIN unset */
 	size_t nt_threshold; /* NTMEM_NT_THRESHOLD, or NTM_NT_THRESHOLD_DEFAULT */
 	bool verbose;	/* NTMEM_VERBOSE=1 */
 	char bad[512];	/* values that were ignored, one line each, or "" */
@@ -90,6 +91,8 @@ struct ntm_dispatch {
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
 	bool verbose;		/* NTMEM_VERBOSE=1: report choices and errors */
 	size_t nt_threshold;	/* NTMEM_NT_THRESHOLD (copy.c's policy), bytes */
+	/* NTMEM_PERSIST_DOMAIN; NTM_PERSIST_NONE when unset */
+	enum ntm_persist_domain domain_override;
 };
 
 extern const struct ntm_dispatch *ntm_dispatch_published;
@@ -218,6 +221,38 @@ int ntm_badblocks_translate(const char *text, uint64_t region_start,
 int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
 			 int (*add)(void *arg, uint64_t sector, uint64_t count),
 			 void *arg);
+
+/* --- persist_domain.c: persistence domains from sysfs --- */
+
+/*
+ * Where sysfs is mounted: "/sys". A test points it at a fake tree before
+ * the first namespace opens (not thread-safe, not exported).
+ */
+extern const char *ntm_sysfs_root;
+
+/*
+ * The domain of the nd region holding device @dev under @root: a character
+ * device (@chr: devdax) or a block device (a file's st_dev: fsdax).
+ * NTM_PERSIST_NONE when no nd region holds it, its attribute is missing or
+ * empty; a negative errno when the attribute cannot be read.
+ */
+int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
+/*
+ * @fn(@arg, name, domain) for each nd region under @root, in name order
+ * (region2 before region10): domain is an enum ntm_persist_domain, or a
+ * negative errno when the region's attribute cannot be read. A non-zero
+ * return of @fn stops the walk and is returned. Return: the number of
+ * regions (0 without an nd bus), or a negative errno.
+ */
+int ntm_persist_domain_regions(const char *root,
+			       int (*fn)(void *arg, const char *region, int domain),
+			       void *arg);
+/*
+ * pmem_has_auto_flush()'s answer under @root: 1 when there are nd regions
+ * and every one is cpu_cache; 0 when one is not, or there are none; -1
+ * when one cannot be read and none is known not to be cpu_cache.
+ */
+int ntm_persist_domain_all_cpu_cache(const char *root);
 
 /* --- error.c --- */
 

@@ -41,6 +41,8 @@ struct ntm_ns {
 	bool readonly;
 	bool temporary;		/* created with NTM_NS_TEMPORARY: unlinked */
 	bool cache_is_media;	/* a tmpfs/hugetlbfs file: no disk behind it */
+	/* cpu_cache: persisting only fences; read on each call (settable) */
+	enum ntm_persist_domain domain;
 	int fd;			/* file or emulated: for ntm_ns_reserve(); else -1 */
 	struct ntm_ns *next;	/* in the list of namespaces with an fd */
 	char *path;		/* "" for anonymous memory */
@@ -259,6 +261,36 @@ static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
 }
 
 /*
+ * The persistence domain a namespace of @ns->kind starts with (see
+ * ntm_ns_persist_domain() in ntmem/ns.h); @st is what fstat() said of the
+ * device or file. The override wins, so a platform sysfs misreports can be
+ * corrected, or an emulated namespace made to stand in for eADR pmem.
+ */
+static enum ntm_persist_domain initial_domain(const struct ntm_ns *ns,
+					      const struct stat *st)
+{
+	enum ntm_persist_domain over = ntm_dispatch()->domain_override;
+	int d;
+
+	if (over != NTM_PERSIST_NONE)
+		return over;
+	switch (ns->kind) {
+	case NTM_NS_DEVDAX:
+	case NTM_NS_FSDAX:
+		d = ntm_persist_domain_of_dev(ntm_sysfs_root,
+					      ns->kind == NTM_NS_DEVDAX ?
+						st->st_rdev : st->st_dev,
+					      ns->kind == NTM_NS_DEVDAX);
+		/* Unreadable: write back, which is never wrong. */
+		return d < 0 ? NTM_PERSIST_NONE : (enum ntm_persist_domain)d;
+	case NTM_NS_EMULATED:
+		return NTM_PERSIST_MEMORY_CONTROLLER;
+	default:
+		return NTM_PERSIST_NONE;
+	}
+}
+
+/*
  * What a mapped regular file still needs: whether its page cache is its
  * medium, its kind under NTM_NS_EMULATE, and (file or emulated, writable)
  * a descriptor of its own for ntm_ns_reserve(). 0 or -errno; on failure
@@ -385,6 +417,7 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 			return ret;
 		}
 	}
+	ns->domain = initial_domain(ns, &st);
 	if (!ro)
 		ntm_watch_map(ns->base, ns->size, ns->path, 0);
 	*out = ns;
@@ -407,6 +440,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		  size_t align, unsigned flags)
 {
 	struct ntm_ns *ns;
+	struct stat st;
 	int fd, ret;
 
 	if (!out || !path || !*path)
@@ -442,6 +476,8 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 		ntm_ns_close(ns);
 		goto out_unlink;
 	}
+	if (fstat(fd, &st) == 0)
+		ns->domain = initial_domain(ns, &st);
 	close(fd);
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
@@ -479,6 +515,7 @@ int ntm_ns_anon(struct ntm_ns **out, size_t size, size_t align)
 		return ntm_error(ret, "size %zu: cannot map anonymous memory", size);
 	}
 	hint_huge(ns);
+	ns->domain = initial_domain(ns, NULL);
 	*out = ns;
 	return 0;
 }
@@ -551,6 +588,29 @@ bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
 	       (ns->kind == NTM_NS_EMULATED && ns->cache_is_media);
 }
 
+enum ntm_persist_domain ntm_ns_persist_domain(const struct ntm_ns *ns)
+{
+	return ns->domain;
+}
+
+int ntm_ns_set_persist_domain(struct ntm_ns *ns, enum ntm_persist_domain domain)
+{
+	if (!ns)
+		return ntm_error(-EINVAL, "ns: NULL");
+	if (domain != NTM_PERSIST_NONE && domain != NTM_PERSIST_MEMORY_CONTROLLER &&
+	    domain != NTM_PERSIST_CPU_CACHE)
+		return ntm_error(-EINVAL, "domain %d: not an enum ntm_persist_domain",
+				 (int)domain);
+	/* The process has no write-back to offer then (ntm_flush_active()). */
+	if (domain != NTM_PERSIST_CPU_CACHE &&
+	    ntm_dispatch()->domain_override == NTM_PERSIST_CPU_CACHE)
+		return ntm_error(-EINVAL, "domain %s: NTMEM_PERSIST_DOMAIN="
+				 "cpu_cache, nothing is written back in this "
+				 "process", ntm_persist_domain_name(domain));
+	ns->domain = domain;
+	return 0;
+}
+
 bool ntm_ns_is_readonly(const struct ntm_ns *ns)
 {
 	return ns->readonly;
@@ -575,9 +635,10 @@ int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
 	 * so the lines are clean as on the pmem it stands for. A plain file
 	 * needs no write-back (msync reads the page cache), but it does need
 	 * the fence: non-temporal stores may still sit in write-combining
-	 * buffers, where the write-out msync starts does not see them.
+	 * buffers, where the write-out msync starts does not see them. In a
+	 * cpu_cache domain the cache is inside it: the fence alone will do.
 	 */
-	if (ns->kind != NTM_NS_FILE)
+	if (ns->kind != NTM_NS_FILE && ns->domain != NTM_PERSIST_CPU_CACHE)
 		ntm_flush_lines(p, n);
 	/* Orders the write-backs and NT stores before what follows. */
 	ntm_arch_drain();

@@ -50,6 +50,28 @@ enum ntm_ns_kind {
 	NTM_NS_EMULATED = 5,	/* a file standing in for pmem (NTM_NS_EMULATE) */
 };
 
+/*
+ * Where a store becomes durable: the persistence domain of the platform
+ * under a namespace, as the kernel's nd region reports it in sysfs
+ * (/sys/bus/nd/devices/regionN/persistence_domain; CXL persistent memory
+ * regions are nd regions too).
+ */
+enum ntm_persist_domain {
+	/*
+	 * Nothing is known: sysfs names no domain for the region (or there
+	 * is no nd region), or the namespace has no CPU-cache durability at
+	 * all (a plain file: msync; anonymous memory: never). Where persisting
+	 * writes back, it writes back, as for memory_controller.
+	 */
+	NTM_PERSIST_NONE = 0,
+	/* ADR: the memory controller's queues are flushed on power loss;
+	 * a line must be written back from the CPU cache, then fenced. */
+	NTM_PERSIST_MEMORY_CONTROLLER = 1,
+	/* eADR, CXL Global Persistent Flush: the CPU caches are flushed too;
+	 * a store is durable once a fence orders it, no write-back needed. */
+	NTM_PERSIST_CPU_CACHE = 2,
+};
+
 /* ntm_ns_open() / ntm_ns_create() flags */
 #define NTM_NS_READONLY (1u << 0)	/* map read-only; persist is a no-op */
 #define NTM_NS_TEMPORARY (1u << 1)	/* create: unlink the file once mapped */
@@ -118,10 +140,57 @@ const char *ntm_ns_path(const struct ntm_ns *ns);
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns);
 
 /**
+ * ntm_ns_persist_domain() - the persistence domain of @ns
+ *
+ * NTMEM_PERSIST_DOMAIN=cpu_cache|memory_controller, when set, is the
+ * domain of every namespace. Otherwise: a devdax device's, and an fsdax
+ * file's (the pmem block device under its file system), is what its nd
+ * region reports in sysfs when the namespace is opened; an emulated
+ * namespace's is memory_controller (it stands in for ADR pmem); a plain
+ * file's and anonymous memory's is none. ntm_ns_set_persist_domain()
+ * overrides all of these for one namespace.
+ *
+ * In a cpu_cache domain ntm_ns_persist() and FUA writes of a block device
+ * on the namespace (ntmem/blk.h) only fence: no line is written back.
+ */
+enum ntm_persist_domain ntm_ns_persist_domain(const struct ntm_ns *ns);
+
+/**
+ * ntm_ns_set_persist_domain() - declare the persistence domain of @ns, for
+ * a platform sysfs does not describe (a container without /sys, an
+ * emulated namespace standing in for eADR pmem). Call it before the
+ * namespace is used from other threads: persisting reads it on each call.
+ *
+ * Return: 0, or -EINVAL for a value that is not an enum ntm_persist_domain,
+ * or for any domain but cpu_cache under NTMEM_PERSIST_DOMAIN=cpu_cache,
+ * where nothing in the process writes back (ntm_flush_active() is none).
+ */
+int ntm_ns_set_persist_domain(struct ntm_ns *ns, enum ntm_persist_domain domain);
+
+/**
+ * ntm_persist_domain_name() - "none", "memory_controller" or "cpu_cache"
+ * (the kernel's words), or "unknown" for any other value
+ */
+const char *ntm_persist_domain_name(enum ntm_persist_domain domain);
+
+/**
+ * ntm_persist_domain_active() - the domain ntm_persist(), ntm_flush() and
+ * ntm_memcpy_flush() assume for memory outside any namespace:
+ * NTMEM_PERSIST_DOMAIN when set, else memory_controller. It is never read
+ * from sysfs: those functions do not know which memory they are given.
+ * With cpu_cache, ntm_flush() writes nothing back, ntm_persist() only
+ * fences and ntm_memcpy_flush() is the fastest copy whose stores a fence
+ * makes durable (ntm_memcpy_nt(3)).
+ */
+enum ntm_persist_domain ntm_persist_domain_active(void);
+
+/**
  * ntm_ns_persist() - make [@p, @p + @n) of @ns durable the way its kind
  * needs: ntm_persist() for devdax, fsdax and emulated on tmpfs/hugetlbfs;
  * ntm_persist() then msync(MS_SYNC) of the pages for emulated on any other
  * file system; msync() for a file; ntm_persist() (ordering only) for anon.
+ * In a cpu_cache domain (ntm_ns_persist_domain()) the write-back part of
+ * ntm_persist() is skipped: the fence alone, and msync() where needed.
  *
  * Return: 0, -EINVAL when the range is not inside the namespace, or the
  * error of msync().
