@@ -18,7 +18,12 @@
  * mutex: no system call on the uncontended path, and the holder never
  * sleeps while holding it.
  *
- * A fence must find the units this thread made WB or NT. Each thread keeps
+ * In a cpu_cache persistence domain (ntm_check_set_domain(); by default
+ * the process's, NTMEM_PERSIST_DOMAIN) a stored unit belongs to the
+ * thread that stored it and becomes DURABLE at that thread's fence, with
+ * no write-back: the cache is inside the domain, only ordering is owed.
+ *
+ * A fence must find the units this thread made WB or NT (or DIRTY). Each thread keeps
  * a short list of the extents it touched (adjacent ones merged: a copy is
  * one extent); when the list overflows, the fence scans every range for
  * units this thread owns instead.
@@ -69,6 +74,11 @@ static uint64_t steps;
 static ntm_shadow_hook_fn hook_fn;
 static void *hook_arg;
 static uint32_t next_thread = 1;
+/* The model's domain; set by ntm_check_set_domain(), else at start. */
+static enum ntm_persist_domain domain;
+static int domain_set;
+/* domain == NTM_PERSIST_CPU_CACHE, read on every event under the lock */
+static int stores_settle;
 
 struct pending {
 	uintptr_t lo, hi;
@@ -216,10 +226,41 @@ void ntm_check_untrack(void *p)
 	range_free(&gone);
 }
 
+int ntm_check_set_domain(enum ntm_persist_domain d)
+{
+	if (d != NTM_PERSIST_NONE && d != NTM_PERSIST_MEMORY_CONTROLLER &&
+	    d != NTM_PERSIST_CPU_CACHE)
+		return -EINVAL;
+	lock();
+	domain = d;
+	domain_set = 1;
+	stores_settle = d == NTM_PERSIST_CPU_CACHE;
+	unlock();
+	return 0;
+}
+
+enum ntm_persist_domain ntm_check_domain(void)
+{
+	enum ntm_persist_domain d = ntm_persist_domain_active();
+
+	lock();
+	if (domain_set)
+		d = domain;
+	unlock();
+	return d;
+}
+
 void ntm_check_start(void)
 {
+	/* Outside the lock: the first call chooses the dispatch table. */
+	enum ntm_persist_domain active = ntm_persist_domain_active();
+
 	lock();
 	steps = 0;
+	if (!domain_set) {
+		domain = active;
+		stores_settle = active == NTM_PERSIST_CPU_CACHE;
+	}
 	unlock();
 	__atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
 }
@@ -285,6 +326,12 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 	switch (kind) {
 	case NTM_REC_STORE:
 		memset(r->state + u, NTM_CHECK_DIRTY, e - u);
+		if (stores_settle) {
+			/* cpu_cache: this thread's fence makes them durable. */
+			for (size_t i = u; i < e; i++)
+				r->owner[i] = me;
+			pending_add(lo, hi);
+		}
 		break;
 	case NTM_REC_NT: {
 		/*
@@ -328,9 +375,20 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 	}
 }
 
+/* A unit this thread's fence makes durable. */
+static bool settles(const struct range *r, size_t i, uint32_t me)
+{
+	uint8_t s = r->state[i];
+
+	return (s == NTM_CHECK_WB || s == NTM_CHECK_NT ||
+		(s == NTM_CHECK_DIRTY && stores_settle)) &&
+	       r->owner[i] == me;
+}
+
 /*
- * This thread's WB and NT units of [u, e) in @r become durable: each run
- * of them is copied into the durable image at once.
+ * This thread's WB and NT units (and in a cpu_cache domain its DIRTY
+ * ones) of [u, e) in @r become durable: each run of them is copied into
+ * the durable image at once.
  */
 static void settle(struct range *r, size_t u, size_t e, uint32_t me)
 {
@@ -339,10 +397,7 @@ static void settle(struct range *r, size_t u, size_t e, uint32_t me)
 	while (i < e) {
 		size_t run = i;
 
-		while (run < e &&
-		       (r->state[run] == NTM_CHECK_WB ||
-			r->state[run] == NTM_CHECK_NT) &&
-		       r->owner[run] == me)
+		while (run < e && settles(r, run, me))
 			run++;
 		if (run > i) {
 			memset(r->state + i, NTM_CHECK_DURABLE, run - i);

@@ -23,6 +23,14 @@
  * or NT store made it so; that thread's fence makes it DURABLE, another
  * thread's does not. A later store makes any unit DIRTY again. A
  * write-back of a line moves its DIRTY units to WB, whoever stored them.
+ *
+ * The model knows the persistence domain (ntmem/ns.h). In a
+ * memory_controller domain (or none) the above holds: a DIRTY unit needs
+ * a write-back. In a cpu_cache domain (eADR, CXL GPF) the cache is inside
+ * the domain: a DIRTY unit belongs to the thread that stored it and that
+ * thread's fence makes it DURABLE, written back or not. The domain is the
+ * process's (ntm_persist_domain_active(): NTMEM_PERSIST_DOMAIN) unless
+ * ntm_check_set_domain() says otherwise.
  */
 #ifndef NTMEM_CHECK_H
 #define NTMEM_CHECK_H
@@ -32,6 +40,7 @@
 #include <stdint.h>
 
 #include <ntmem/hook.h>
+#include <ntmem/ns.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +72,22 @@ int ntm_check_track(void *p, size_t n);
 
 /** ntm_check_untrack() - forget the range that starts at @p */
 void ntm_check_untrack(void *p);
+
+/**
+ * ntm_check_set_domain() - the persistence domain of the model from now
+ * on, for every tracked range: NTM_PERSIST_CPU_CACHE makes a thread's
+ * stores durable at its fence; NTM_PERSIST_MEMORY_CONTROLLER or
+ * NTM_PERSIST_NONE needs them written back too. Without a call, the
+ * domain is taken at ntm_check_start() from ntm_persist_domain_active().
+ * Set it before ntm_check_start() (or just after ntm_check_reset()),
+ * while no other thread records.
+ *
+ * Return: 0 or -EINVAL (not an enum ntm_persist_domain).
+ */
+int ntm_check_set_domain(enum ntm_persist_domain domain);
+
+/** ntm_check_domain() - the model's domain (as ntm_check_set_domain()) */
+enum ntm_persist_domain ntm_check_domain(void);
 
 /**
  * ntm_check_start() / ntm_check_stop() - record events, or ignore them.
