@@ -3,7 +3,6 @@
  * version.c - pmem_check_version(), pmem_errormsg() and the load-time
  * constructor that reads the environment.
  */
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <ntmem.h>
 
 #include "compat.h"
+#include "internal.h"
 #include "include/libpmem.h"
 
 static __thread char errmsg[256];
@@ -47,38 +47,21 @@ const char *pmem_check_version(unsigned major_required, unsigned minor_required)
 /*
  * 1 when every nd region says its persistence domain is the CPU cache
  * (eADR: flushes are unnecessary), 0 otherwise or without regions, -1
- * when sysfs cannot be read.
+ * when sysfs cannot be read: PMDK's answer, from the library's own reader
+ * (src/persist_domain.c). NTMEM_PERSIST_DOMAIN, when set, is the answer
+ * instead (cpu_cache: 1, memory_controller: 0): the drop-in then agrees
+ * with the write-backs ntmem itself skips or makes. Read directly, not
+ * through the dispatcher, which the constructor must not start before it
+ * has set PMDK's ceilings.
  */
 int pmem_auto_flush_detect(void)
 {
-	const char *dir = "/sys/bus/nd/devices";
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int regions = 0, cpu_cache = 0;
+	struct ntm_env env;
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char path[512], domain[32] = "";
-		FILE *f;
-
-		if (strncmp(e->d_name, "region", 6))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/persistence_domain", dir,
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f) {
-			closedir(d);
-			return -1;
-		}
-		if (!fgets(domain, sizeof(domain), f))
-			domain[0] = '\0';
-		fclose(f);
-		regions++;
-		cpu_cache += strncmp(domain, "cpu_cache", 9) == 0;
-	}
-	closedir(d);
-	return regions && regions == cpu_cache;
+	ntm_env_read(&env);
+	if (env.persist_domain >= 0)
+		return env.persist_domain == NTM_PERSIST_CPU_CACHE;
+	return ntm_persist_domain_all_cpu_cache(ntm_sysfs_root);
 }
 
 __attribute__((constructor)) static void pmem_compat_init(void)
