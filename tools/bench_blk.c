@@ -10,6 +10,10 @@
  *   hardened-dev   + the per-page check, memmap on the device (map=dev)
  *   pmdk           PMDK on the same mapping: pmem_memcpy_persist() writes,
  *                  memcpy() reads (what fio's libpmem engine does)
+ *   direct-D       with --domain D: direct, with the namespace's persistence
+ *                  domain set to D for its runs (ntm_ns_set_persist_domain();
+ *                  cpu_cache: FUA writes only fence), so x_direct compares
+ *                  the two domains in one run
  *
  * and with --btt, atomic sectors:
  *
@@ -41,11 +45,11 @@
 #include "peer_pmdk.h"
 #include "peer_pmemblk.h"
 
-enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_PMDK, I_BTT, I_BTT2,
-	    I_PMEMBLK, NIMPL };
-static const char *const impl_names[] = { "direct", "hardened-mem",
-					  "hardened-dev", "pmdk", "btt",
-					  "btt-2t", "pmemblk" };
+enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_DOMAIN, I_PMDK, I_BTT,
+	    I_BTT2, I_PMEMBLK, NIMPL };
+static const char *impl_names[] = { "direct", "hardened-mem",
+				    "hardened-dev", "direct-domain", "pmdk",
+				    "btt", "btt-2t", "pmemblk" };
 enum pattern { P_SEQ_READ, P_RAND_READ, P_SEQ_WRITE, P_RAND_WRITE, NPAT };
 static const char *const pattern_names[] = { "seq-read", "rand-read",
 					     "seq-write-fua", "rand-write-fua" };
@@ -54,6 +58,7 @@ struct options {
 	uint64_t size, bs, ops;
 	int runs;
 	const char *device, *dir;
+	const char *domain;	/* --domain: the direct-<domain> row, or NULL */
 	bool json, csv, pmdk, btt;
 };
 
@@ -69,6 +74,7 @@ struct target {
 	void *pool;
 	bool pmemblk_forced;		/* we set PMEM_IS_PMEM_FORCE=1 */
 	bool on[NIMPL];			/* which rows run */
+	enum ntm_persist_domain domain;	/* the direct-<domain> row's */
 	uint8_t *base;
 	uint64_t first;			/* first byte offset used */
 	uint64_t *seq, *rand;		/* offsets per request */
@@ -161,11 +167,24 @@ static int run_two(struct target *t, const struct options *o, uint32_t *lat)
 	return h[0].ret ? h[0].ret : h[1].ret;
 }
 
-/* One run of row (@im, @p). */
+/*
+ * One run of row (@im, @p). The direct-<domain> row has the namespace in
+ * its domain for the run only: every other row keeps the namespace's own.
+ */
 static int run_row(struct target *t, const struct options *o, enum impl im,
 		   enum pattern p, uint32_t *lat)
 {
-	return im == I_BTT2 ? run_two(t, o, lat) : run_once(t, o, im, p, lat);
+	enum ntm_persist_domain own = ntm_ns_persist_domain(t->ns);
+	int ret;
+
+	if (im == I_BTT2)
+		return run_two(t, o, lat);
+	if (im != I_DOMAIN)
+		return run_once(t, o, im, p, lat);
+	ntm_ns_set_persist_domain(t->ns, t->domain);
+	ret = run_once(t, o, im, p, lat);
+	ntm_ns_set_persist_domain(t->ns, own);
+	return ret;
 }
 
 /* btt-2t measures random writes only: one row, the one the issue names. */
@@ -291,7 +310,7 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	for (int i = 0; !ret && i < I_PMDK; i++) {
 		struct ntm_blk_config c = {
 			.sector_size = 512,
-			.hardened = i != I_DIRECT,
+			.hardened = i != I_DIRECT && i != I_DOMAIN,
 			.memmap = i == I_HARD_MEM ? t->mm_mem
 				: i == I_HARD_DEV ? t->mm_dev : NULL,
 		};
@@ -400,6 +419,15 @@ static int run(const struct options *o)
 
 	for (int im = 0; im < I_PMDK; im++)
 		t.on[im] = true;
+	t.on[I_DOMAIN] = o->domain != NULL;
+	if (o->domain) {
+		static char name[48];
+
+		t.domain = strcmp(o->domain, "cpu_cache") == 0 ?
+			   NTM_PERSIST_CPU_CACHE : NTM_PERSIST_MEMORY_CONTROLLER;
+		snprintf(name, sizeof(name), "direct-%s", o->domain);
+		impl_names[I_DOMAIN] = name;
+	}
 	t.on[I_PMDK] = o->pmdk && peer_pmdk_load(&t.pmdk, why, sizeof(why));
 	if (!o->pmdk)
 		snprintf(why, sizeof(why), "disabled");
@@ -505,6 +533,12 @@ static int run(const struct options *o)
 		    "[min, max]; latency percentiles from one more run of each "
 		    "row", (unsigned long long)o->ops, (unsigned long long)o->bs,
 		    o->runs);
+	report_meta(&rep, "persist domain", "%s (the namespace's; "
+		    "NTMEM_PERSIST_DOMAIN %s)%s%s",
+		    ntm_persist_domain_name(ntm_ns_persist_domain(t.ns)),
+		    getenv("NTMEM_PERSIST_DOMAIN") ? getenv("NTMEM_PERSIST_DOMAIN")
+						   : "not set",
+		    o->domain ? "; direct-" : "", o->domain ? o->domain : "");
 	report_meta(&rep, "pmdk", "%s", t.on[I_PMDK] ? t.pmdk.path : why);
 	if (o->btt) {
 		report_meta(&rep, "btt", "ntm_blk BTT mode, a second namespace of "
@@ -564,6 +598,8 @@ static void usage(FILE *out)
 	      "  -n, --ops N        requests per run (default 200000)\n"
 	      "  -r, --runs N       runs, median reported (default 5)\n"
 	      "  -d, --device PATH  a real devdax device or DAX file instead\n"
+	      "      --domain D     add a direct-D row: the namespace in persistence\n"
+	      "                     domain D (cpu_cache or memory_controller) for its runs\n"
 	      "      --dir DIR      where the emulated namespace lives (/dev/shm)\n"
 	      "      --btt          add the BTT and libpmemblk rows (--bs 512 or 4k)\n"
 	      "      --no-pmdk      skip PMDK (libpmem and libpmemblk)\n"
@@ -591,6 +627,7 @@ int cmd_bench_blk(int argc, char **argv)
 		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
 		  .multiple = 4096, .given = &have_size },
 		{ .name = "btt", .kind = OPT_FLAG, .dest = &o.btt },
+		{ .name = "domain", .kind = OPT_STR, .dest = &o.domain },
 		{ .name = "bs", .letter = 'b', .kind = OPT_U64, .dest = &o.bs,
 		  .min = 512, .max = 64u << 20,
 		  .flags = PARSE_SUFFIX, .multiple = 512 },
@@ -612,6 +649,16 @@ int cmd_bench_blk(int argc, char **argv)
 	o.pmdk = !no_pmdk;
 	if (bench_opt_format("bench blk", o.json, o.csv))
 		return 2;
+	if (o.domain && strcmp(o.domain, "cpu_cache") &&
+	    strcmp(o.domain, "memory_controller"))
+		return parse_bad_arg("bench blk", "--domain", o.domain,
+				     "cpu_cache or memory_controller");
+	/* Under the override nothing writes back: one domain only. */
+	if (o.domain && strcmp(o.domain, "cpu_cache") &&
+	    ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE)
+		return parse_bad_arg("bench blk", "--domain", o.domain,
+				     "cpu_cache (NTMEM_PERSIST_DOMAIN=cpu_cache "
+				     "is set)");
 	if (o.btt && o.bs != 512 && o.bs != 4096) {
 		char v[24];
 

@@ -29,6 +29,67 @@ static const char *isa_of_inline_path(void)
 #endif
 }
 
+/* The nd regions' persistence domains, as read under ntm_sysfs_root. */
+struct region_list {
+	int n;
+	struct region_row {
+		char name[64];
+		int domain;	/* enum ntm_persist_domain, or -errno */
+	} row[64];
+};
+
+static int add_region(void *arg, const char *name, int domain)
+{
+	struct region_list *l = arg;
+
+	if (l->n == (int)(sizeof(l->row) / sizeof(l->row[0])))
+		return 1;	/* a machine with more is listed in part */
+	snprintf(l->row[l->n].name, sizeof(l->row[l->n].name), "%s", name);
+	l->row[l->n++].domain = domain;
+	return 0;
+}
+
+/* 0, or -errno when the nd bus cannot be listed. */
+static int read_regions(struct region_list *l)
+{
+	int ret;
+
+	l->n = 0;
+	ret = ntm_persist_domain_regions(ntm_sysfs_root, add_region, l);
+	return ret < 0 ? ret : 0;
+}
+
+static const char *region_domain_text(int domain, char *buf, size_t len)
+{
+	if (domain >= 0)
+		return ntm_persist_domain_name((enum ntm_persist_domain)domain);
+	snprintf(buf, len, "unreadable (%s)", strerror(-domain));
+	return buf;
+}
+
+static void print_domains_text(const struct ntm_env *env)
+{
+	enum ntm_persist_domain active = ntm_persist_domain_active();
+	struct region_list l;
+	char buf[96];
+	int ret = read_regions(&l);
+
+	printf("persist domain:   %s (ntm_persist, ntm_flush, ntm_memcpy_flush); "
+	       "NTMEM_PERSIST_DOMAIN %s\n", ntm_persist_domain_name(active),
+	       env->persist_domain < 0 ? "not set" :
+	       ntm_persist_domain_name((enum ntm_persist_domain)env->persist_domain));
+	if (ret)
+		printf("nd regions:       cannot list %s/bus/nd/devices: %s\n",
+		       ntm_sysfs_root, strerror(-ret));
+	else if (l.n == 0)
+		printf("nd regions:       none found in %s/bus/nd/devices\n",
+		       ntm_sysfs_root);
+	for (int i = 0; i < l.n; i++)
+		printf("%s%s %s\n", i ? "                  " : "nd regions:       ",
+		       l.row[i].name,
+		       region_domain_text(l.row[i].domain, buf, sizeof(buf)));
+}
+
 static void print_text(const struct ntm_env *env)
 {
 	uint32_t f = ntm_cpu_features();
@@ -50,7 +111,9 @@ static void print_text(const struct ntm_env *env)
 	printf("\nntm_memcpy_nt:    %s (out of line);\n"
 	       "                  constant sizes inline: %s\n",
 	       ntm_variant_active()->name, isa_of_inline_path());
-	printf("ntm_memcpy_flush: %s\n", ntm_variant_active()->name);
+	printf("ntm_memcpy_flush: %s%s\n", ntm_variant_active()->name,
+	       ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE ?
+	       " non-temporal, no write-back (cpu_cache domain)" : "");
 	printf("ntm_memset_nt:    %s\n", ntm_variant_active()->name);
 	printf("ntm_flush:        %s\n", ntm_flush_insn_name(ntm_flush_active()));
 	printf("ntm_drain:        %s\n",
@@ -61,11 +124,45 @@ static void print_text(const struct ntm_env *env)
 #endif
 	);
 	printf("inline sizes:     4 and 8..%d in steps of 8\n", NTM_INLINE_MAX);
+	print_domains_text(env);
 	for (const char *line = env->bad; *line;) {
 		size_t len = strcspn(line, "\n");
 
 		printf("environment:      %.*s\n", (int)len, line);
 		line += len + (line[len] == '\n');
+	}
+}
+
+static void print_domains_json(const struct ntm_env *env)
+{
+	struct region_list l;
+	char buf[96];
+	int ret = read_regions(&l);
+
+	printf("  \"persist_domain\": \"%s\",\n  \"persist_domain_override\": ",
+	       ntm_persist_domain_name(ntm_persist_domain_active()));
+	if (env->persist_domain < 0)
+		printf("null,\n");
+	else
+		printf("\"%s\",\n", ntm_persist_domain_name(
+			(enum ntm_persist_domain)env->persist_domain));
+	printf("  \"regions\": [");
+	for (int i = 0; i < l.n; i++) {
+		printf("%s{\"name\": ", i ? ", " : "");
+		report_json_string(stdout, l.row[i].name);
+		if (l.row[i].domain >= 0)
+			printf(", \"persistence_domain\": \"%s\"}",
+			       ntm_persist_domain_name(
+				       (enum ntm_persist_domain)l.row[i].domain));
+		else
+			printf(", \"error\": \"%s\"}",
+			       region_domain_text(l.row[i].domain, buf, sizeof(buf)));
+	}
+	printf("],\n");
+	if (ret) {
+		printf("  \"regions_error\": ");
+		report_json_string(stdout, strerror(-ret));
+		printf(",\n");
 	}
 }
 
@@ -96,7 +193,9 @@ static void print_json(const struct ntm_env *env)
 	printf("],\n  \"primitives\": {\"ntm_memcpy_nt\": \"%s\", "
 	       "\"ntm_memcpy_flush\": \"%s\", \"ntm_memset_nt\": \"%s\", "
 	       "\"ntm_flush\": \"%s\"},\n", active, active, active, flush);
-	printf("  \"inline_max\": %d,\n  \"env_ignored\": [", NTM_INLINE_MAX);
+	printf("  \"inline_max\": %d,\n", NTM_INLINE_MAX);
+	print_domains_json(env);
+	printf("  \"env_ignored\": [");
 	for (const char *line = env->bad; *line;) {
 		size_t len = strcspn(line, "\n");
 		char one[sizeof(env->bad)];
@@ -113,11 +212,16 @@ static void print_json(const struct ntm_env *env)
 
 static void usage(FILE *out)
 {
-	fputs("usage: ntmem info [--json]\n\n"
+	fputs("usage: ntmem info [--json] [--sysfs DIR]\n\n"
 	      "CPU features, the copy variant and write-back instruction ntmem\n"
 	      "chose, and the constant sizes that are inlined. NTMEM_ISA and\n"
 	      "NTMEM_FLUSH cap the choice, as in every program using ntmem; a value\n"
-	      "that was ignored is shown (\"environment:\", JSON \"env_ignored\").\n",
+	      "that was ignored is shown (\"environment:\", JSON \"env_ignored\").\n"
+	      "Then the persistence domain ntm_persist() assumes (NTMEM_PERSIST_DOMAIN,\n"
+	      "else memory_controller) and the one each nd region reports in sysfs\n"
+	      "(cpu_cache, memory_controller or none).\n\n"
+	      "  --json       machine-readable output\n"
+	      "  --sysfs DIR  read the nd regions under DIR instead of /sys\n",
 	      out);
 }
 
@@ -126,6 +230,7 @@ int cmd_info(int argc, char **argv)
 	bool json = false;
 	const struct opt opts[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json },
+		{ .name = "sysfs", .kind = OPT_STR, .dest = &ntm_sysfs_root },
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {
