@@ -30,7 +30,11 @@
  * Rows: "inline" is the constant-size path as a default build compiles it
  * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
  * does (32-byte stores); one row per variant for each semantics, called
- * directly through its table; then the peers.
+ * directly through its table; "dispatched", the exported ntm_memcpy_nt()
+ * and ntm_memcpy_flush() called out of line, what a program gets for a
+ * size that is not constant (in the process's persistence domain: with
+ * NTMEM_PERSIST_DOMAIN=cpu_cache the flush row is the cpu_cache copy);
+ * then the peers.
  *
  * --calibrate is bench_calibrate.c.
  */
@@ -122,6 +126,18 @@ static void pmdk_loop(const struct loop *l)
 			    PEER_PMEM_F_MEM_NONTEMPORAL | PEER_PMEM_F_MEM_NODRAIN);
 }
 
+/*
+ * The untimed write-back before each run. ntm_persist() writes nothing
+ * back in a cpu_cache domain (or under NTMEM_FLUSH=none); ntm_invalidate()
+ * always does, so no case inherits another's dirty lines there either.
+ */
+static void write_back(void *p, size_t n)
+{
+	if (ntm_flush_active() == NTM_FLUSH_NONE)
+		ntm_invalidate(p, n);
+	(ntm_persist)(p, n);
+}
+
 static double time_case(const struct copy_case *c, const struct loop *l,
 			unsigned char *region_base)
 {
@@ -203,6 +219,12 @@ static int build_cases(const struct options *o, size_t size,
 			if (variant_wanted(o, &v[i]))
 				ADD(.sem = SEM_FLUSH, .kind = K_VARIANT,
 				    .impl = v[i].name, .fn = v[i].memcpy_flush);
+	}
+	if (o->want_var) {
+		ADD(.sem = SEM_NT, .kind = K_VARIANT, .impl = "dispatched",
+		    .fn = ntm_memcpy_nt);
+		ADD(.sem = SEM_FLUSH, .kind = K_VARIANT, .impl = "dispatched",
+		    .fn = ntm_memcpy_flush);
 	}
 	ADD(.sem = SEM_NT, .kind = K_GLIBC, .impl = "glibc");
 	ADD(.sem = SEM_FLUSH, .kind = K_GLIBC_FLUSH, .impl = "glibc+flush");
@@ -345,8 +367,10 @@ static int run(const struct options *o)
 	report_meta(&rep, "cpu", "%s (running on cpu %d)",
 		    bench_cpu_model(buf, sizeof(buf)), bench_current_cpu());
 	report_meta(&rep, "variant", "dispatched %s; limit = %s nt-fill, "
-		    "write-back %s", ntm_variant_active()->name, limit_variant->name,
-		    ntm_flush_insn_name(ntm_flush_active()));
+		    "write-back %s, persistence domain %s",
+		    ntm_variant_active()->name, limit_variant->name,
+		    ntm_flush_insn_name(ntm_flush_active()),
+		    ntm_persist_domain_name(ntm_persist_domain_active()));
 	report_meta(&rep, "workload", "%s per run (x size/64 below 64 bytes), "
 		    "copies of one source into consecutive slots; %d runs, "
 		    "median [min, max]",
@@ -376,7 +400,7 @@ static int run(const struct options *o)
 			bench_progress(++done, groups, buf);
 			for (int r = 0; r < o->runs; r++)
 				for (int c = 0; c < n; c++) {
-					(ntm_persist)(dst.base, l.count * size + align);
+					write_back(dst.base, l.count * size + align);
 					cases[c].ns[r] = time_case(&cases[c], &l, dst.base);
 				}
 			for (int c = 0; c < n; c++)
