@@ -1,0 +1,138 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# check_cli_domain.sh NTMEM - persistence domains as a user meets them:
+# `ntmem info` on a fake sysfs tree (--sysfs: regions saying cpu_cache,
+# memory_controller, nothing, no attribute, one unreadable; region2 listed
+# before region10), on a tree without an nd bus, in text and JSON, with
+# NTMEM_PERSIST_DOMAIN set, unset and misspelt; `ntmem bench blk --domain`
+# (its direct-<domain> rows, bad values) and the dispatched rows of
+# `ntmem bench copy` in tiny runs.
+set -u
+ntmem=$1
+# ok, bad, expect, err_names, json_ok, scratch_dir; $out, $err; fail
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
+scratch_dir ntmem-cli-domain
+sys=$tmp/sys
+
+# region NAME DOMAIN|-|unreadable: an nd region linked from the bus.
+region() {
+	mkdir -p "$sys/devices/ndbus0/$1" "$sys/bus/nd/devices"
+	case $2 in
+	-) ;;
+	unreadable) mkdir "$sys/devices/ndbus0/$1/persistence_domain" ;;
+	*) printf '%s\n' "$2" >"$sys/devices/ndbus0/$1/persistence_domain" ;;
+	esac
+	ln -s "../../../devices/ndbus0/$1" "$sys/bus/nd/devices/$1"
+}
+region region10 memory_controller
+region region2 ''
+region region1 cpu_cache
+region region3 -
+region region4 unreadable
+
+# --- ntmem info ------------------------------------------------------------
+
+expect 0 "info --sysfs (fake tree)" env NTMEM_PERSIST_DOMAIN= "$ntmem" info \
+	--sysfs "$sys"
+if grep -q '^persist domain: *memory_controller .*NTMEM_PERSIST_DOMAIN not set' "$out"
+then ok "info: memory_controller without the variable"
+else bad "info: persist domain line"; sed 's/^/# /' "$out"; fi
+if [ "$(sed -n '/^nd regions:/,$p' "$out" | sed 's/^nd regions: *//; s/^ *//')" = \
+"region1 cpu_cache
+region2 none
+region3 none
+region4 unreadable (Is a directory)
+region10 memory_controller" ]; then ok "info lists each region's domain, in order"
+else bad "info region lines"; sed 's/^/# /' "$out"; fi
+
+expect 0 "info --json --sysfs" "$ntmem" info --json --sysfs "$sys"
+json_ok "info --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["persist_domain"] == "memory_controller", doc
+assert doc["persist_domain_override"] is None, doc
+got = [(r["name"], r.get("persistence_domain", "error" in r and "error"))
+       for r in doc["regions"]]
+assert got == [("region1", "cpu_cache"), ("region2", "none"),
+               ("region3", "none"), ("region4", "error"),
+               ("region10", "memory_controller")], got
+PY
+then ok "info --json regions and domain"; else bad "info --json regions"; fi
+
+expect 0 "info, no nd bus" "$ntmem" info --sysfs "$tmp/empty"
+grep -q "^nd regions: *none found in $tmp/empty/bus/nd/devices" "$out" &&
+	ok "info says no region was found" || bad "info without regions"
+expect 0 "info --json, no nd bus" "$ntmem" info --json --sysfs "$tmp/empty"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["regions"] == []' \
+	"$out" && ok "info --json: no regions, []" || bad "info --json no regions"
+
+expect 0 "info, NTMEM_PERSIST_DOMAIN=cpu_cache" env NTMEM_PERSIST_DOMAIN=cpu_cache \
+	"$ntmem" info --sysfs "$sys"
+if grep -q '^write-back: *none' "$out" && grep -q '^ntm_flush: *none' "$out" &&
+	grep -q '^ntm_memcpy_flush: .*no write-back (cpu_cache domain)' "$out" &&
+	grep -q '^persist domain: *cpu_cache .*NTMEM_PERSIST_DOMAIN cpu_cache' "$out"
+then ok "info: cpu_cache writes nothing back"
+else bad "info under cpu_cache"; sed 's/^/# /' "$out"; fi
+expect 0 "info --json, NTMEM_PERSIST_DOMAIN=memory_controller" \
+	env NTMEM_PERSIST_DOMAIN=memory_controller "$ntmem" info --json --sysfs "$sys"
+python3 -c 'import json,sys; d = json.load(open(sys.argv[1]));
+assert d["persist_domain_override"] == "memory_controller" and d["flush"] != "none", d' \
+	"$out" && ok "info --json shows the override" || bad "info --json override"
+
+expect 0 "info, NTMEM_PERSIST_DOMAIN=eadr" env NTMEM_PERSIST_DOMAIN=eadr \
+	"$ntmem" info --sysfs "$sys"
+err_names "NTMEM_PERSIST_DOMAIN=eadr ignored" "a misspelt domain is warned about"
+grep -q '^environment: *NTMEM_PERSIST_DOMAIN=eadr ignored.*memory_controller|cpu_cache' \
+	"$out" && ok "info shows the ignored domain and the values" ||
+	bad "info environment line"
+grep -q '^persist domain: *memory_controller' "$out" &&
+	ok "an ignored domain leaves memory_controller" || bad "ignored domain"
+
+# --- bench blk --domain ----------------------------------------------------
+
+expect 0 "bench blk --domain cpu_cache (tiny)" "$ntmem" bench blk --size 16m \
+	--ops 200 --runs 1 --no-pmdk --dir "$tmp" --domain cpu_cache --json
+json_ok "bench blk --domain --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = {(r["pattern"], r["impl"]): r for r in doc["rows"]}
+for p in ("seq-read", "rand-read", "seq-write-fua", "rand-write-fua"):
+    r = rows[(p, "direct-cpu_cache")]
+    assert r["kiops"] > 0 and r["x_direct"] > 0, r
+    assert (p, "direct") in rows
+assert "direct-cpu_cache" in doc["meta"]["persist domain"], doc["meta"]
+PY
+then ok "bench blk: a direct-cpu_cache row per pattern"
+else bad "bench blk --domain rows"; fi
+expect 2 "bench blk --domain eadr" "$ntmem" bench blk --size 16m --ops 10 \
+	--runs 1 --no-pmdk --dir "$tmp" --domain eadr
+err_names "invalid --domain 'eadr'" "bench blk names the bad --domain"
+expect 2 "bench blk --domain memory_controller under the override" \
+	env NTMEM_PERSIST_DOMAIN=cpu_cache "$ntmem" bench blk --size 16m --ops 10 \
+	--runs 1 --no-pmdk --dir "$tmp" --domain memory_controller
+err_names "NTMEM_PERSIST_DOMAIN=cpu_cache" "bench blk says why"
+
+# --- bench copy: the dispatched rows ---------------------------------------
+
+for d in "" cpu_cache; do
+	expect 0 "bench copy (tiny), NTMEM_PERSIST_DOMAIN=$d" \
+		env NTMEM_PERSIST_DOMAIN=$d "$ntmem" bench copy --sizes 64,100 \
+		--align 0,1 --total 64k --runs 1 --no-huge --no-pmdk --json
+	if python3 - "$out" "${d:-memory_controller}" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+got = {(r["bytes"], r["dst_off"], r["sem"]) for r in doc["rows"]
+       if r["impl"] == "dispatched"}
+want = {(b, o, s) for b in (64, 100) for o in (0, 1) for s in ("nt", "flush")}
+assert got == want, got
+assert "persistence domain " + sys.argv[2] in doc["meta"]["variant"], doc["meta"]
+PY
+	then ok "bench copy: dispatched nt and flush rows (${d:-default})"
+	else bad "bench copy dispatched rows (${d:-default})"; fi
+done
+
+exit $fail
