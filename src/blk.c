@@ -595,19 +595,35 @@ static int persist_range(struct ntm_blk *b, uint64_t off, size_t len)
 	return ntm_ns_persist(b->ns, b->base + off, len);
 }
 
+#if defined(__aarch64__)
+/* Ordinary stores, nothing written back: aarch64's cpu_cache copy. */
+static void *copy_cached(void *dst, const void *src, size_t n)
+{
+	ntm_store_copy(dst, src, n);
+	return dst;
+}
+#endif
+
 /*
  * The page-sized flush-cache copies of a write. In a cpu_cache domain no
- * line needs writing back: the non-temporal copy, whose cached edges stay
- * in the cache, is the fastest a fence makes durable (dispatch.c), and
- * the fence of persist_range() is all a FUA write then costs
- * (ntm_ns_persist() skips its write-back as well).
+ * line needs writing back: on x86-64 the non-temporal copy, whose cached
+ * edges stay in the cache, is the fastest a fence makes durable
+ * (dispatch.c); on aarch64 ntm_memcpy_nt() writes every line back (STNP
+ * is only a hint), so ordinary stores are the copy there. The fence of
+ * persist_range() is then all a FUA write costs (ntm_ns_persist() skips
+ * its write-back as well).
  */
 static void store(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 		  uint64_t pos)
 {
+#if defined(__aarch64__)
+	void *(*const cpu_cache_copy)(void *, const void *, size_t) = copy_cached;
+#else
+	void *(*const cpu_cache_copy)(void *, const void *, size_t) = ntm_memcpy_nt;
+#endif
 	void *(*copy)(void *dst, const void *src, size_t n) =
 		ntm_ns_persist_domain(b->ns) == NTM_PERSIST_CPU_CACHE ?
-			ntm_memcpy_nt : ntm_memcpy_flush;
+			cpu_cache_copy : ntm_memcpy_flush;
 
 	for (int v = 0; v < iovcnt; v++) {
 		const uint8_t *src = iov[v].iov_base;

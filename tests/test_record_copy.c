@@ -370,6 +370,17 @@ static void test_fence_owner(void **state)
  * must then be the generic variant's ordinary stores (left dirty, or
  * written back), where every other variant's are non-temporal.
  */
+/*
+ * What a non-temporal store leaves in the model: NT on x86-64. On aarch64
+ * STNP is only a hint, recorded as an ordinary store that the copy writes
+ * back (ntmem/arch/aarch64.h): the unit is WB there.
+ */
+#if defined(__aarch64__)
+#define NT_STATE NTM_CHECK_WB
+#else
+#define NT_STATE NTM_CHECK_NT
+#endif
+
 static void test_dispatched_caps(void **state)
 {
 	static const size_t sizes[] = { 64, 96, 4096 };
@@ -387,7 +398,7 @@ static void test_dispatched_caps(void **state)
 		(ntm_memcpy_nt)(d, srcbuf, n);
 		expect_bytes(&t, "memcpy_nt", d, srcbuf, n, 0);
 		c = query((uintptr_t)d, (uintptr_t)d + n);
-		if (c.units[generic ? NTM_CHECK_DIRTY : NTM_CHECK_NT] != units)
+		if (c.units[generic ? NTM_CHECK_DIRTY : NT_STATE] != units)
 			FAIL(&t, "memcpy_nt", n, 0, generic ?
 			     "not the generic variant's ordinary stores" :
 			     "not non-temporal stores");
@@ -397,7 +408,7 @@ static void test_dispatched_caps(void **state)
 		(ntm_memcpy_flush)(d, srcbuf, n);
 		expect_bytes(&t, "memcpy_flush", d, srcbuf, n, 0);
 		c = query((uintptr_t)d, (uintptr_t)d + n);
-		if (c.units[generic ? NTM_CHECK_WB : NTM_CHECK_NT] != units)
+		if (c.units[generic ? NTM_CHECK_WB : NT_STATE] != units)
 			FAIL(&t, "memcpy_flush", n, 0, generic ?
 			     "not the generic variant's stores written back" :
 			     "not non-temporal stores");
@@ -448,7 +459,7 @@ static void threshold_case(size_t n, unsigned off, size_t threshold)
 	if (cached && c.lines_written_back != c.lines)
 		FAIL(&t, "below the threshold", n, off,
 		     "a line of the copy not written back");
-	if (!cached && nt_word && !c.units[NTM_CHECK_NT])
+	if (!cached && nt_word && !c.units[NT_STATE])
 		FAIL(&t, "from the threshold", n, off,
 		     "no non-temporal store");
 	(ntm_drain)();
