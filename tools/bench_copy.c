@@ -34,9 +34,12 @@
  * and ntm_memcpy_flush() called out of line, what a program gets for a
  * size that is not constant (in the process's persistence domain: with
  * NTMEM_PERSIST_DOMAIN=cpu_cache the flush row is the cpu_cache copy);
- * then the peers.
+ * then the peers. The variant rows are its copies as they are; the
+ * dispatched ones add ntm_memcpy_flush()'s copy policy (NTMEM_NT_THRESHOLD).
  *
- * --calibrate is bench_calibrate.c.
+ * After the table: the worst default path against its best peer, and the
+ * dispatched ntm_memcpy_nt() over the inline path of the same size, what
+ * the out-of-line call costs. --calibrate is bench_calibrate.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -276,7 +279,6 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 		       size_t align, struct copy_case *cases, int n,
 		       struct worst *worst)
 {
-	const char *active = ntm_variant_active()->name;
 	double limit = cases[0].st.median;
 	char sname[32];
 
@@ -302,17 +304,51 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 		report_row(r, cell);
 		/*
 		 * The paths a caller gets without choosing: the inline path for
-		 * a constant size, the dispatched variant for any other.
+		 * a constant size, the exported entry points for any other
+		 * (the variant behind the copy policy of ntm_memcpy_flush()).
 		 */
 		if (!isnan(x_peer) && x_peer > worst->ratio &&
 		    (c->kind == K_INLINE ||
-		     (c->kind == K_VARIANT && strcmp(c->impl, active) == 0))) {
+		     (c->kind == K_VARIANT && strcmp(c->impl, "dispatched") == 0))) {
 			worst->ratio = x_peer;
 			snprintf(worst->where, sizeof(worst->where),
 				 "size %s dst+%zu %s %s", sname, align,
 				 sem_names[c->sem], c->impl);
 		}
 	}
+}
+
+/*
+ * A variable-size ntm_memcpy_nt() against the inline path of the same
+ * size, per group: what an out-of-line call costs over none.
+ */
+struct call_cost {
+	char line[256][80];
+	int n;
+};
+
+static void note_call_cost(struct call_cost *cc, size_t size, size_t align,
+			   const struct copy_case *cases, int n)
+{
+	double inl = NAN, inl_avx = NAN, disp = NAN;
+	char sname[32];
+
+	for (int i = 0; i < n; i++) {
+		if (cases[i].kind == K_INLINE && !strcmp(cases[i].impl, "inline"))
+			inl = cases[i].st.median;
+		else if (cases[i].kind == K_INLINE)
+			inl_avx = cases[i].st.median;
+		if (cases[i].kind == K_VARIANT && cases[i].sem == SEM_NT &&
+		    strcmp(cases[i].impl, "dispatched") == 0)
+			disp = cases[i].st.median;
+	}
+	if (isnan(disp) || isnan(inl) || cc->n == (int)(sizeof(cc->line) /
+							sizeof(cc->line[0])))
+		return;
+	snprintf(cc->line[cc->n++], sizeof(cc->line[0]),
+		 "size %s dst+%zu: %.2fx inline, %.2fx inline-avx",
+		 parse_size_name(size, sname, sizeof(sname)), align, disp / inl,
+		 disp / inl_avx);
 }
 
 static int run(const struct options *o)
@@ -322,6 +358,7 @@ static int run(const struct options *o)
 	struct peer_pmdk pmdk;
 	struct report rep;
 	struct worst worst = { 0, "" };
+	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
 	struct bench_room room = {
 		.mem_what = "destination and source regions for --total and "
@@ -406,6 +443,7 @@ static int run(const struct options *o)
 			for (int c = 0; c < n; c++)
 				bench_stats(cases[c].ns, o->runs, &cases[c].st);
 			emit_group(&rep, o, size, align, cases, n, &worst);
+			note_call_cost(&cost, size, align, cases, n);
 		}
 	}
 	bench_progress_done();
@@ -413,6 +451,11 @@ static int run(const struct options *o)
 	if (rep.format == REPORT_TABLE && worst.where[0])
 		printf("worst default path against the best peer: %.2fx (%s)\n",
 		       worst.ratio, worst.where);
+	if (rep.format == REPORT_TABLE && cost.n)
+		printf("variable-size ntm_memcpy_nt() over the inline path "
+		       "(medians):\n");
+	for (int i = 0; rep.format == REPORT_TABLE && i < cost.n; i++)
+		printf("  %s\n", cost.line[i]);
 
 	if (pmdk_peer)
 		peer_pmdk_unload(&pmdk);
