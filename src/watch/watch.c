@@ -58,6 +58,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <ntmem/ns.h>
+
 #include "watch/watch.h"
 #include "watch/watch_report.h"
 
@@ -160,6 +162,8 @@ static unsigned nnot_pmem, not_pmem_next;
 
 static int report_fd = -1;
 static bool eager;
+/* NTMEM_PERSIST_DOMAIN=cpu_cache: a fence alone makes stores durable. */
+static bool cpu_cache;
 static int lock_word;
 static uint32_t next_thread = 1;
 static uint64_t bugs_reported;
@@ -543,10 +547,11 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			wp->pending &= ~bit;
 			continue;
 		}
-		clean = false;
 		if (wp->wb & bit) {
-			if (wp->wb_thread[l] != me)
+			if (wp->wb_thread[l] != me) {
+				clean = false;	/* that thread's fence decides */
 				continue;
+			}
 			wp->wb &= ~bit;
 			if (line_is(wp, l, wp->wbdata)) {
 				memcpy(wp->image + l * LINE,
@@ -557,11 +562,19 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			/* What was written back is durable; the change is not. */
 			memcpy(wp->image + l * LINE, wp->wbdata + l * LINE, LINE);
 			kind = BUG_STORED_AFTER_WB;
+		} else if (wp->thread == me && cpu_cache) {
+			/* The cache is persistent: the fence is all it takes. */
+			memcpy(wp->image + l * LINE,
+			       (const void *)(wp->addr + l * LINE), LINE);
+			wp->pending &= ~bit;
+			continue;
 		} else if (wp->thread == me) {
 			kind = BUG_NOT_WRITTEN_BACK;
 		} else {
+			clean = false;	/* the storing thread's fence decides */
 			continue;
 		}
+		clean = false;
 		if (wp->pending & bit)
 			continue;	/* the first point that passed it stays */
 		wp->pending |= bit;
@@ -1242,6 +1255,7 @@ static void watch_start(void)
 	if (!on || strcmp(on, "1"))
 		return;
 	eager = e && !strcmp(e, "1");
+	cpu_cache = ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE;
 	report_fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
 				  : -1;
 	if (report_fd < 0)
