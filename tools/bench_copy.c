@@ -105,8 +105,8 @@ static const struct ntm_variant *limit_variant;
  * A loop of calls through @fn (a variant, the exported entry point, or
  * glibc memcpy), as an application's loop over slots is. Not inlined into
  * time_case(), where a spilled pointer was reloaded from the stack on
- * every call: at 64 bytes a copy has ~11 cycles, and that reload showed
- * in the out-of-line rows against the inline ones.
+ * every call, work the inline loops do not do: at 64 bytes a copy has
+ * ~11 cycles, so the loop around the call should add nothing else.
  */
 static __attribute__((noinline)) void
 call_loop(void *(*fn)(void *, const void *, size_t), const struct loop *l,
