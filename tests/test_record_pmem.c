@@ -189,6 +189,16 @@ static void expect_persisted(const unsigned char *d, size_t len, bool nt,
 
 /* --- ntmem's NTMEM_NT_THRESHOLD under PMDK's threshold -------------------- */
 
+/*
+ * Which units a non-temporal copy leaves NT is x86-64's shape
+ * (copy_body.h); elsewhere only the cached side (no NT unit) is checked.
+ */
+#if defined(__x86_64__)
+#define NT_UNITS_KNOWN 1
+#else
+#define NT_UNITS_KNOWN 0
+#endif
+
 /* NTMEM_NT_THRESHOLD as tests/meson.build sets it: a plain number, or unset. */
 static size_t ntmem_threshold(void)
 {
@@ -230,7 +240,8 @@ static void nt_threshold(void **state)
 			begin(d, len);
 			pmem_memcpy(d, src, len, flag_sets[f] | PMEM_F_MEM_NODRAIN);
 			rec_query(d, len, &c);
-			if (nt != (c.units[NTM_CHECK_NT] != 0))
+			if ((!nt || NT_UNITS_KNOWN) &&
+			    nt != (c.units[NTM_CHECK_NT] != 0))
 				rec_fail(__FILE__, __LINE__, d, len, &c, nt ?
 					 "non-temporal units" : "no non-temporal unit",
 					 "pmem_memcpy flags %#x, PMEM_MOVNT_THRESHOLD "
