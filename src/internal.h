@@ -135,7 +135,9 @@ void ntm_flush_lines(const void *p, size_t n);
  * writes the lines back; from it, non-temporally. Measured with `ntmem
  * bench copy --align 1` on the machine the library was written on, where
  * the cached copy plus write-back beat the split non-temporal one at
- * every size under it; `ntmem bench copy --calibrate` measures it again.
+ * every size under it. Machines differ: `ntmem bench copy --calibrate`
+ * found 1536 on a Xeon VM, so the default is the first measurement and
+ * the variable says what another machine needs.
  */
 #define NTM_NT_THRESHOLD_DEFAULT 256
 
