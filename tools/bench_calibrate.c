@@ -327,6 +327,9 @@ static void emit(const struct calibrate_options *o, const struct group *g,
 		printf("# the libpmem drop-in: flag-less pmem_memcpy() & co. at "
 		       "any alignment\nPMEM_MOVNT_THRESHOLD=%llu\n",
 		       (unsigned long long)v->movnt_threshold);
+	else
+		printf("# no 8-byte aligned destination offset was measured: "
+		       "nothing to say of PMEM_MOVNT_THRESHOLD\n");
 }
 
 int bench_copy_calibrate(struct calibrate_options *o)
