@@ -273,3 +273,30 @@ const char *bench_cpu_model(char *buf, size_t len)
 	fclose(f);
 	return buf;
 }
+
+int bench_map_copy_regions(const char *cmd, int cpu, bool huge,
+			   const char *what, struct bench_region *dst,
+			   size_t dst_len, struct bench_region *src,
+			   size_t src_len)
+{
+	struct bench_room room = { .mem = dst_len + src_len, .mem_what = what };
+	int ret = bench_pin_cpu(cpu);
+
+	if (ret) {
+		fprintf(stderr, "ntmem %s: --cpu %d: %s\n", cmd, cpu,
+			strerror(-ret));
+		return 1;
+	}
+	if (bench_check_room(cmd, &room))
+		return 1;
+	ret = bench_region_alloc(dst, dst_len, huge);
+	if (!ret)
+		ret = bench_region_alloc(src, src_len, huge);
+	if (ret) {
+		fprintf(stderr, "ntmem %s: cannot map %zu bytes: %s\n", cmd,
+			dst->base ? src_len : dst_len, strerror(-ret));
+		bench_region_free(dst);
+		return 1;
+	}
+	return 0;
+}

@@ -75,6 +75,17 @@ struct bench_room {
  */
 int bench_check_room(const char *cmd, const struct bench_room *r);
 
+/*
+ * The setup of a copy benchmark: pin to @cpu, check that @dst_len +
+ * @src_len bytes of memory are there (@what names them), and map both
+ * regions (transparent huge pages when @huge). 0, or 1 (the exit status)
+ * after a message naming @cmd; nothing stays mapped then.
+ */
+int bench_map_copy_regions(const char *cmd, int cpu, bool huge,
+			   const char *what, struct bench_region *dst,
+			   size_t dst_len, struct bench_region *src,
+			   size_t src_len);
+
 /* Runs per case: at least 5 for a median, at most this. */
 #define BENCH_MAX_RUNS 101
 

@@ -165,13 +165,9 @@ static const char *cannot_compare(void)
 static int run(struct calibrate_options *o, struct group *g)
 {
 	struct bench_region dst = { 0 }, src = { 0 };
-	struct bench_room room = {
-		.mem_what = "destination and source regions for --total and "
-			    "--sizes",
-	};
 	uint64_t max_size = o->sizes[o->nsizes - 1], max_align = 0;
 	size_t dst_len, src_len;
-	int ngroups = o->nsizes * o->naligns, ret;
+	int ngroups = o->nsizes * o->naligns;
 	char buf[160];
 
 	for (int i = 0; i < o->naligns; i++)
@@ -179,24 +175,10 @@ static int run(struct calibrate_options *o, struct group *g)
 			max_align = o->aligns[i];
 	dst_len = (o->total > max_size ? o->total : max_size) + max_align + 4096;
 	src_len = max_size + 4096;
-	ret = bench_pin_cpu(o->cpu);
-	if (ret) {
-		fprintf(stderr, "ntmem bench copy: --cpu %d: %s\n", o->cpu,
-			strerror(-ret));
+	if (bench_map_copy_regions("bench copy", o->cpu, o->huge,
+				   "destination and source regions for --total "
+				   "and --sizes", &dst, dst_len, &src, src_len))
 		return 1;
-	}
-	room.mem = dst_len + src_len;
-	if (bench_check_room("bench copy", &room))
-		return 1;
-	ret = bench_region_alloc(&dst, dst_len, o->huge);
-	if (!ret)
-		ret = bench_region_alloc(&src, src_len, o->huge);
-	if (ret) {
-		fprintf(stderr, "ntmem bench copy: cannot map %zu bytes: %s\n",
-			dst.base ? src_len : dst_len, strerror(-ret));
-		bench_region_free(&dst);
-		return 1;
-	}
 	for (int si = 0; si < o->nsizes; si++)
 		for (int ai = 0; ai < o->naligns; ai++) {
 			struct group *gr = &g[si * o->naligns + ai];

@@ -371,12 +371,8 @@ static int run(const struct options *o)
 	struct worst worst = { 0, "" };
 	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
-	struct bench_room room = {
-		.mem_what = "destination and source regions for --total and "
-			    "--sizes",
-	};
 	char why[256], buf[160];
-	int ret, groups = o->nsizes * o->naligns, done = 0;
+	int groups = o->nsizes * o->naligns, done = 0;
 
 	for (int i = 0; i < o->nsizes; i++)
 		if (o->sizes[i] > max_size)
@@ -386,25 +382,11 @@ static int run(const struct options *o)
 	/* The limit: the widest variant this CPU runs, always aligned. */
 	limit_variant = bench_widest_variant();
 
-	ret = bench_pin_cpu(o->cpu);
-	if (ret) {
-		fprintf(stderr, "ntmem bench copy: --cpu %d: %s\n", o->cpu,
-			strerror(-ret));
-		return 1;
-	}
 	/* Both regions are filled before timing: all of it is touched. */
-	room.mem = dst_len + src_len;
-	if (bench_check_room("bench copy", &room))
+	if (bench_map_copy_regions("bench copy", o->cpu, o->huge,
+				   "destination and source regions for --total "
+				   "and --sizes", &dst, dst_len, &src, src_len))
 		return 1;
-	ret = bench_region_alloc(&dst, dst_len, o->huge);
-	if (!ret)
-		ret = bench_region_alloc(&src, src_len, o->huge);
-	if (ret) {
-		fprintf(stderr, "ntmem bench copy: cannot map %zu bytes: %s\n",
-			dst.base ? src_len : dst_len, strerror(-ret));
-		bench_region_free(&dst);
-		return 1;
-	}
 	pmdk_peer = NULL;
 	if (o->pmdk && peer_pmdk_load(&pmdk, why, sizeof(why)))
 		pmdk_peer = &pmdk;
