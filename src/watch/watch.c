@@ -166,7 +166,6 @@ static bool eager;
 static bool cpu_cache;
 static int lock_word;
 static uint32_t next_thread = 1;
-static uint64_t bugs_reported;
 
 static __thread uint32_t self __attribute__((tls_model("initial-exec")));
 /* Inside the checker: a fault here is a real one, events are ours. */
@@ -400,14 +399,12 @@ struct lazy_point {
 	const char *dflt;
 	void *frames[MAX_FRAMES];
 	int n;
-	bool have_frames;
 };
 
 static uint32_t lazy_id(struct lazy_point *lp)
 {
 	if (!lp->id) {
-		if (!lp->have_frames)
-			lp->n = capture(lp->frames);
+		lp->n = capture(lp->frames);
 		lp->id = point_new(entry_name(lp->frames, lp->n, lp->dflt),
 				   lp->frames, lp->n);
 	}
@@ -492,7 +489,6 @@ static void report(const struct bad *first, const struct bad *last,
 	wrec_frames(&w, "first_store", first->wp->frames, first->wp->nframes);
 	wrec_num(&w, "pid", (uint64_t)getpid());
 	wrec_emit(&w, report_fd);
-	bugs_reported++;
 }
 
 /* Report @bl sorted, adjacent lines of one kind and point as one run. */
@@ -685,12 +681,12 @@ static void discover(uintptr_t a)
 {
 	FILE *maps;
 	char line[4096 + 128];
-	bool found = false;
+	bool known;
 
 	lock();
-	found = not_pmem_known(a) || range_of(a);
+	known = not_pmem_known(a) || range_of(a);
 	unlock();
-	if (found)
+	if (known)
 		return;
 	maps = fopen("/proc/self/maps", "re");
 	if (!maps)
@@ -705,7 +701,6 @@ static void discover(uintptr_t a)
 			   perms, &off, path);
 		if (n < 4 || a < lo || a >= hi)
 			continue;
-		found = true;
 		if (perms[1] == 'w' && perms[3] == 's' && path[0] == '/') {
 			watch_range(lo, hi, path, (off_t)off,
 				    PROT_READ | PROT_WRITE |
@@ -722,7 +717,6 @@ static void discover(uintptr_t a)
 		break;
 	}
 	fclose(maps);
-	(void)found;
 }
 
 /* A write-back (one line) or an NT store (any bytes) hit [lo, hi). */
