@@ -33,15 +33,24 @@ all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 # -Dwerror=true with warning_level=2: every build is -Wall -Wextra -Werror.
-# The tests are configured with the build, so their packages come first.
+# A plain build needs only the build packages; its tests are configured
+# when cmocka is installed (-Dtests=auto), and the check targets below
+# install the test packages and turn them on.
 $(BUILD)/build.ninja:
-	scripts/install-deps.sh check
+	scripts/install-deps.sh build
 	meson setup $(BUILD) --prefix=$(PREFIX) -Dwerror=true $(MESON_ARGS)
+
+# $(call tests_option,DIR,VALUE): DIR configured with -Dtests=VALUE. A
+# build dir made by a plain `make` without cmocka has no tests, and one
+# made while the option was a boolean has fallen back to auto.
+tests_option = meson introspect --buildoptions $(1) | \
+	grep -q '"name": "tests", "value": "$(2)"' || \
+	meson setup --reconfigure $(1) -Dtests=$(2)
 
 $(BUILD_SAN)/build.ninja:
 	scripts/install-deps.sh check
 	meson setup $(BUILD_SAN) -Dwerror=true -Db_sanitize=address,undefined \
-		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
+		-Db_lundef=false -Dbuildtype=debug -Dtests=enabled $(MESON_ARGS)
 
 # ThreadSanitizer (gcc's libtsan, which gcc's packages pull in): the tests
 # of the "threads" suite, whose threads race on purpose, fail on any data
@@ -50,14 +59,14 @@ $(BUILD_SAN)/build.ninja:
 $(BUILD_TSAN)/build.ninja:
 	scripts/install-deps.sh check
 	meson setup $(BUILD_TSAN) -Dwerror=true -Db_sanitize=thread \
-		-Db_lundef=false -Dbuildtype=debug $(MESON_ARGS)
+		-Db_lundef=false -Dbuildtype=debug -Dtests=enabled $(MESON_ARGS)
 
 # libFuzzer harnesses (tests/fuzz): libFuzzer ships with clang, not gcc, so
 # clang is a dependency of `make check` and `make fuzz`. The library is
 # compiled with coverage feedback and ASan/UBSan; tests only, no tools.
 $(BUILD_FUZZ)/build.ninja:
 	scripts/install-deps.sh fuzz
-	CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true -Dtests=false \
+	CC=clang meson setup $(BUILD_FUZZ) -Dfuzz=true -Dtests=disabled \
 		-Dtools=false -Dwerror=true -Db_sanitize=address,undefined \
 		-Db_lundef=false $(MESON_ARGS)
 
@@ -71,20 +80,26 @@ check: check-default check-sanitize check-tsan check-fuzz check-mutate check-aar
 	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) \
 		$(BUILD_A64)
 
-check-default: all
+check-default: $(BUILD)/build.ninja
+	scripts/install-deps.sh check
+	$(call tests_option,$(BUILD),enabled)
+	ninja -C $(BUILD)
 	meson test -C $(BUILD) --print-errorlogs
 
 check-sanitize: $(BUILD_SAN)/build.ninja
+	$(call tests_option,$(BUILD_SAN),enabled)
 	ninja -C $(BUILD_SAN)
 	meson test -C $(BUILD_SAN) --print-errorlogs
 
 # `meson test` builds only what the selected tests use.
 check-tsan: $(BUILD_TSAN)/build.ninja
+	$(call tests_option,$(BUILD_TSAN),enabled)
 	meson test -C $(BUILD_TSAN) --suite threads --print-errorlogs
 
 # Each harness runs its seeds, then fuzzes for 5 seconds (tests/fuzz/run.sh).
 # Never a plain `ninja` in $(BUILD_FUZZ): see tests/fuzz/meson.build.
 check-fuzz: $(BUILD_FUZZ)/build.ninja
+	$(call tests_option,$(BUILD_FUZZ),disabled)
 	meson test -C $(BUILD_FUZZ) --suite fuzz --print-errorlogs
 
 # The aarch64 backend, cross-built (cross/aarch64-linux-gnu.ini) and run
@@ -109,10 +124,11 @@ check-aarch64:
 $(BUILD_A64)/build.ninja:
 	scripts/install-deps.sh check
 	meson setup $(BUILD_A64) --cross-file cross/aarch64-linux-gnu.ini \
-		-Dwerror=true -Dtools=false
+		-Dwerror=true -Dtools=false -Dtests=enabled
 
 # `meson test` builds only what the selected tests use.
 check-aarch64-run: $(BUILD_A64)/build.ninja
+	$(call tests_option,$(BUILD_A64),enabled)
 	meson test -C $(BUILD_A64) $(A64_SUITES) --print-errorlogs
 
 # The mutation proof (scripts/mutate.sh): a copy of the sources and its
@@ -133,6 +149,7 @@ mutate:
 # a crash is saved in $(BUILD_FUZZ)/tests/fuzz/artifacts/ (copy a small
 # one into tests/fuzz/corpus/NAME/ once the bug is fixed).
 fuzz: $(BUILD_FUZZ)/build.ninja
+	$(call tests_option,$(BUILD_FUZZ),disabled)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(BUILD_FUZZ) --suite fuzz \
 		--print-errorlogs --timeout-multiplier 0
 
@@ -152,7 +169,10 @@ bench: all
 # and the samples per crash point by 8, about 11M states (a few minutes).
 CRASH_SCALE ?= 8
 .PHONY: crash
-crash: all
+crash: $(BUILD)/build.ninja
+	scripts/install-deps.sh check
+	$(call tests_option,$(BUILD),enabled)
+	ninja -C $(BUILD) tests/test_btt_crash
 	NTMEM_CRASH_SCALE=$(CRASH_SCALE) $(BUILD)/tests/test_btt_crash
 
 install: all
