@@ -11,6 +11,8 @@
 #                                   + the aarch64 cross build and qemu-user
 #   scripts/install-deps.sh fuzz    build + clang and libFuzzer
 #   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
+#   scripts/install-deps.sh deb     build + the Debian packaging tools and
+#                                   what make check-deb needs
 #
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 # On a system without dpkg it only checks that the commands exist.
@@ -26,6 +28,10 @@ build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
 # ThreadSanitizer's runtime (libtsan2 for gcc 12) comes with gcc itself:
 # libgcc-12-dev depends on it.
 check_pkgs="libcmocka-dev binutils libpmem-dev fio libpmemblk1 libpmemblk-dev pmdk-tools"
+# abigail-tools: abidiff of the built library against the last release's
+# (the ABI check). mandoc: mandoc -Tlint on every man page, and renders
+# the installed pages (the man tests).
+check_pkgs="$check_pkgs abigail-tools mandoc"
 # The aarch64 cross build and its tests under qemu-user (make check-aarch64,
 # cross/aarch64-linux-gnu.ini): Debian's cross compiler and C library, the
 # user-mode emulator, and cmocka for arm64 from a multiarch install (it
@@ -38,14 +44,21 @@ fuzz_pkgs="clang libclang-rt-dev"
 # libpmem1: PMDK, loaded at run time as the benchmark peer; never linked.
 # gnuplot-nox: turns `ntmem bench ... --csv` output into plots.
 bench_pkgs="libpmem1 gnuplot-nox fio"
+# make deb: dpkg-buildpackage (dpkg-dev) running debian/rules with
+# debhelper's meson build system (no fakeroot: Rules-Requires-Root: no).
+# make check-deb: lintian on the packages, mandoc to render the installed
+# pages, and libpmem-dev for PMDK's libpmem.h (a program built against it
+# runs on the drop-in package).
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev"
 
 case "${1:-build}" in
 build) want="$build_pkgs" ;;
 check) want="$build_pkgs $check_pkgs $fuzz_pkgs" ;;
 fuzz) want="$build_pkgs $fuzz_pkgs" ;;
 bench) want="$build_pkgs $bench_pkgs" ;;
+deb) want="$build_pkgs $deb_pkgs" ;;
 *)
-	echo "usage: $0 build|check|fuzz|bench" >&2
+	echo "usage: $0 build|check|fuzz|bench|deb" >&2
 	exit 2
 	;;
 esac
