@@ -47,7 +47,7 @@ static void usage(FILE *out)
 		fprintf(out, "  %-12s %s\n", name, commands[i].summary);
 	}
 	fprintf(out, "\n'ntmem <command> --help' describes a command's options;"
-		     " man ntmem(1) has them all.\n");
+		     " man ntmem-<command> has them all.\n");
 }
 
 int main(int argc, char **argv)
