@@ -316,7 +316,7 @@ static int layout_write(struct ntm_btt *b)
 			return ntm_error(-ENOSPC, "btt: arena %u does not fit",
 					 k);
 		a = b->base + off;
-		ntm_memset_nt(a + i.mapoff, 0, btt_map_size(i.external_nlba));
+		ntm_memset_flush(a + i.mapoff, 0, btt_map_size(i.external_nlba));
 		flog = a + i.flogoff;
 		for (uint32_t f = 0; f < i.nfree; f++) {
 			uint32_t pair[BTT_FLOG_PAIR / 4] = { 0 };

@@ -5,7 +5,7 @@
  * ntmem/inline.h expands them in the caller.
  *
  * On x86-64 with glibc, ntm_memcpy_nt(), ntm_memcpy_flush() and
- * ntm_memset_nt() are GNU indirect functions: the dynamic linker asks the
+ * ntm_memset_flush() are GNU indirect functions: the dynamic linker asks the
  * resolvers below once which function each name stands for and writes
  * the answer into the caller's GOT, so a call goes from the caller's PLT
  * slot straight into the best variant's entry (x86_64/copy_body.h) with
@@ -172,6 +172,14 @@ void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 	__attribute__((ifunc("resolve_memcpy_flush")));
 void *ntm_memset_nt(void *dst, int c, size_t n)
 	__attribute__((ifunc("resolve_memset_nt")));
+void *ntm_memset_flush(void *dst, int c, size_t n)
+	__attribute__((ifunc("resolve_memset_nt")));
+/*
+ * The 0.1 name of ntm_memset_flush(): a second IFUNC symbol with the same
+ * resolver, so both names bind to the same entry. (An alias of an IFUNC
+ * symbol would do as much, but states less plainly that the old name is
+ * resolved the same way.)
+ */
 #else
 void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 {
@@ -183,12 +191,16 @@ void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 	return ntm_memcpy_flush_unbound(dst, src, n);
 }
 
-void *ntm_memset_nt(void *dst, int c, size_t n)
+void *ntm_memset_flush(void *dst, int c, size_t n)
 {
 	return ntm_memset_nt_unbound(dst, c, n);
 }
 #endif
 
+
+/* The 0.1 name of ntm_memset_flush(): the same code under a second name. */
+void *ntm_memset_nt(void *dst, int c, size_t n)
+	__attribute__((alias("ntm_memset_flush")));
 void ntm_flush(const void *p, size_t n)
 {
 	ntm_flush_lines(p, n);

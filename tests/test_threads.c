@@ -808,10 +808,10 @@ static void *first_call(void *p)
 	}
 	/* Half start with each entry point that goes through the table. */
 	if (f->id & 1) {
-		ntm_memset_nt(dst, 0x3c, n);
+		ntm_memset_flush(dst, 0x3c, n);
 		for (size_t i = 0; i < n; i++)
 			if (dst[i] != 0x3c) {
-				verdict_fail(f->v, "thread %u: first ntm_memset_nt "
+				verdict_fail(f->v, "thread %u: first ntm_memset_flush "
 					     "missed byte %zu", f->id, i);
 				return NULL;
 			}

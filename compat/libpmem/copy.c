@@ -81,7 +81,7 @@ void *pmem_memset(void *dst, int c, size_t len, unsigned flags)
 		if (flags & PMEM_F_MEM_NOFLUSH) {
 			ntm_store_fill(dst, c, len);
 		} else if (nontemporal(len, flags)) {
-			ntm_memset_nt(dst, c, len);
+			ntm_memset_flush(dst, c, len);
 		} else {
 			ntm_store_fill(dst, c, len);
 			if (!pmem_env.no_flush)

@@ -97,15 +97,26 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
 void *ntm_memcpy_flush(void *dst, const void *src, size_t n);
 
 /**
- * ntm_memset_nt() - fill with non-temporal stores, never a fence
+ * ntm_memset_flush() - fill so that no destination line is left dirty,
+ * never a fence
  * @dst: destination; any alignment
  * @c:   byte value
  * @n:   bytes to fill
  *
- * Same store and write-back rules as ntm_memcpy_flush(): no line of the
- * range is left dirty.
+ * The fill counterpart of ntm_memcpy_flush(), with its store and
+ * write-back rules: non-temporal stores where the alignment allows them,
+ * the 1-3 head and tail bytes stored ordinarily and their lines written
+ * back. After ntm_drain() the fill is durable on an ADR platform.
  *
  * Return: @dst.
+ */
+void *ntm_memset_flush(void *dst, int c, size_t n);
+
+/*
+ * ntm_memset_nt() - the name ntm_memset_flush() had up to 0.3: the same
+ * function (the same code, exported under both names), kept for programs
+ * built against it. Its contract was always the flush one, not
+ * ntm_memcpy_nt()'s hint; new code calls ntm_memset_flush().
  */
 void *ntm_memset_nt(void *dst, int c, size_t n);
 
