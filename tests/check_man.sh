@@ -18,8 +18,9 @@
 #             has a section-1 page that ntmem(1) names and whose OPTIONS
 #             list every option of its --help; every function a drop-in
 #             exports is on its section-7 page
-#   examples  each section-3 example program compiles and links against
-#             this build (and runs, when the page marks it example-run)
+#   examples  each example program of a section-3 or -7 page compiles and
+#             links against this build (and runs, when the page marks it
+#             example-run)
 #   install   meson install --destdir: every page of man/ is installed and
 #             every installed page, link pages included, renders
 set -u
@@ -187,29 +188,39 @@ do_examples() {
 	scratch_dir man-examples "${TMPDIR:-/tmp}"
 	n=0
 	for p in $pages; do
-		case $p in *.3) ;; *) continue ;; esac
+		case $p in *.3 | *.7) ;; *) continue ;; esac
 		# One program per example-begin / example-end pair.
-		awk -v dir="$tmp" -v stem="${p%.3}" '
+		awk -v dir="$tmp" -v stem="${p%.*}" '
 			/^\.\\" example-begin/ { k++; on = 1; next }
 			/^\.\\" example-end/ { on = 0; next }
-			on { print > (dir "/" stem "-" k ".man") }' "$p"
+			on { print > (dir "/" stem ".ex" k ".man") }' "$p"
 		run=0
 		grep -q '^\.\\" example-run' "$p" && run=1
-		for src in "$tmp/${p%.3}"-*.man; do
+		for src in "$tmp/${p%.*}".ex*.man; do
 			[ -f "$src" ] || continue
 			n=$((n + 1))
 			prog=${src%.man}
 			undo_escapes <"$src" >"$prog.c"
 			# The recorder's functions live in libntmem-check, and
-			# code using them is compiled with NTM_RECORD.
+			# code using them is compiled with NTM_RECORD; the
+			# drop-ins' programs build against their own headers
+			# and libraries, as they would against PMDK's.
+			inc="$MAN_ROOT/include" libdir="$MAN_BUILDROOT/src"
 			lib="-lntmem" rec=""
-			if grep -qE 'ntmem/(check|crash)\.h' "$prog.c"; then
+			if grep -qE 'ntmem/(check|crash|hook)\.h' "$prog.c"; then
 				lib="-lntmem-check" rec="-DNTM_RECORD=1"; fi
+			for d in libpmemblk libpmem; do
+				grep -q "<$d\.h>" "$prog.c" || continue
+				inc="$MAN_ROOT/compat/$d/include"
+				libdir="$MAN_BUILDROOT/compat/$d"
+				lib="-l:$d.so.1"
+				break
+			done
 			# shellcheck disable=SC2086 # MAN_CC may be several words
 			if $MAN_CC -std=gnu11 -Wall -Wextra -Werror $rec \
-				-I"$MAN_ROOT/include" -I"$MAN_BUILDROOT/include" \
-				-o "$prog" "$prog.c" -L"$MAN_BUILDROOT/src" $lib \
-				-Wl,-rpath,"$MAN_BUILDROOT/src" -pthread >"$out" 2>&1; then
+				-I"$inc" -I"$MAN_BUILDROOT/include" \
+				-o "$prog" "$prog.c" -L"$libdir" $lib \
+				-Wl,-rpath,"$libdir" -pthread >"$out" 2>&1; then
 				ok "$p: ${prog##*/}.c compiles and links"
 			else
 				bad "$p: ${prog##*/}.c does not compile"
