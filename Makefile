@@ -21,13 +21,15 @@ BUILD_TSAN ?= build-tsan
 BUILD_FUZZ ?= build-fuzz
 BUILD_MUT  ?= build-mutate
 BUILD_A64  ?= build-aarch64
+BUILD_DEB  ?= build-deb
 FUZZ_SECONDS ?= 60
 PREFIX     ?= /usr/local
 MESON_ARGS ?=
 NTMEM      := $(BUILD)/tools/ntmem
 
 .PHONY: all deps demo check check-default check-sanitize check-tsan check-fuzz \
-	check-mutate check-aarch64 check-aarch64-run mutate fuzz bench install clean
+	check-mutate check-aarch64 check-aarch64-run mutate fuzz bench install clean \
+	deb check-deb
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -178,6 +180,19 @@ crash: $(BUILD)/build.ninja
 install: all
 	meson install -C $(BUILD)
 
+# The Debian packages (debian/), built by dpkg-buildpackage from a copy of
+# the sources in $(BUILD_DEB)/src; the .deb files land in $(BUILD_DEB).
+# No tests run in the package build (make check runs them).
+deb:
+	scripts/install-deps.sh deb
+	scripts/build-deb.sh $(BUILD_DEB)
+
+# The packages unpacked into a scratch root (never onto this system): an
+# example built with pkg-config against them and run, the tool, a PMDK
+# program on the drop-ins, the man pages, lintian (scripts/check-deb.sh).
+check-deb: deb
+	scripts/check-deb.sh $(BUILD_DEB)
+
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD_MUT) \
-		$(BUILD_A64)
+		$(BUILD_A64) $(BUILD_DEB)

@@ -47,9 +47,9 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # make deb: dpkg-buildpackage (dpkg-dev) running debian/rules with
 # debhelper's meson build system (no fakeroot: Rules-Requires-Root: no).
 # make check-deb: lintian on the packages, mandoc to render the installed
-# pages, and libpmem-dev for PMDK's libpmem.h (a program built against it
-# runs on the drop-in package).
-deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev"
+# pages, and libpmem-dev, libpmemblk-dev for PMDK's headers (a program
+# built against them runs on the drop-in package).
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev"
 
 case "${1:-build}" in
 build) want="$build_pkgs" ;;
