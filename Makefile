@@ -78,9 +78,21 @@ demo: all
 	$(NTMEM) info
 	$(NTMEM) bench memmap
 
-check: check-default check-sanitize check-tsan check-fuzz check-mutate check-aarch64
-	@scripts/test-summary.sh $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) \
-		$(BUILD_A64)
+# Every part runs even after one failed: they are independent (each has
+# its build directory), so one run shows every failure at once. The
+# summary is printed in every case (scripts/test-summary.sh: counts, the
+# failed suites and tests of each build directory, the failed targets),
+# and check fails when anything did. Logs of an earlier run are removed
+# first, so a part that fails before its tests is not counted from them.
+CHECK_PARTS := check-default check-sanitize check-tsan check-fuzz check-mutate \
+	check-aarch64
+CHECK_DIRS := $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD_A64)
+check:
+	@rm -f $(addsuffix /meson-logs/testlog.json,$(CHECK_DIRS))
+	@failed=; for part in $(CHECK_PARTS); do \
+		$(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
+	done; \
+	scripts/test-summary.sh --failed-targets "$$failed" $(CHECK_DIRS)
 
 check-default: $(BUILD)/build.ninja
 	scripts/install-deps.sh check
