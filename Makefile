@@ -2,7 +2,8 @@
 #
 # A thin front end to meson; the build itself is described in meson.build.
 #
-#   make          build into build/
+#   make          build into build/ (needs only the build packages; the
+#                 tests are built when cmocka is installed)
 #   make demo     build, then run the main experiment (bench memmap)
 #   make check    build and run every test (also under ASan/UBSan), the
 #                 threaded tests under ThreadSanitizer, and each fuzzer for
@@ -14,6 +15,10 @@
 #   make fuzz     run each libFuzzer harness for FUZZ_SECONDS (default 60)
 #   make bench    every benchmark, tables + CSV + plot in bench/out/
 #   make install  install into PREFIX (default /usr/local)
+#   make deb      the Debian packages (debian/), in build-deb/
+#   make check-deb  make deb, then check the packages unpacked in a
+#                 scratch root: pkg-config, the tool, the drop-ins, the
+#                 man pages, lintian (CI runs it after make check)
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
