@@ -39,6 +39,7 @@
  * measures where the two copies cross on the machine at hand.
  */
 #include "internal.h"
+#include "variant_impl.h"
 
 struct ntm_bound ntm_bound;
 
@@ -170,8 +171,6 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 	__attribute__((ifunc("resolve_memcpy_nt")));
 void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 	__attribute__((ifunc("resolve_memcpy_flush")));
-void *ntm_memset_nt(void *dst, int c, size_t n)
-	__attribute__((ifunc("resolve_memset_nt")));
 void *ntm_memset_flush(void *dst, int c, size_t n)
 	__attribute__((ifunc("resolve_memset_nt")));
 /*
@@ -180,6 +179,8 @@ void *ntm_memset_flush(void *dst, int c, size_t n)
  * symbol would do as much, but states less plainly that the old name is
  * resolved the same way.)
  */
+void *ntm_memset_nt(void *dst, int c, size_t n)
+	__attribute__((ifunc("resolve_memset_nt")));
 #else
 void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 {
@@ -195,12 +196,12 @@ void *ntm_memset_flush(void *dst, int c, size_t n)
 {
 	return ntm_memset_nt_unbound(dst, c, n);
 }
-#endif
-
 
 /* The 0.1 name of ntm_memset_flush(): the same code under a second name. */
 void *ntm_memset_nt(void *dst, int c, size_t n)
 	__attribute__((alias("ntm_memset_flush")));
+#endif
+
 void ntm_flush(const void *p, size_t n)
 {
 	ntm_flush_lines(p, n);

@@ -11,13 +11,14 @@
 #include <string.h>
 
 #include "internal.h"
+#include "variant_impl.h"
 
 static const struct ntm_variant variants[] = {
 #define NTM_VARIANT(nm, level, need)                                       \
 	{ .name = #nm, .isa = level, .needs = need,                        \
 	  .memcpy_nt = ntm_##nm##_memcpy_nt,                               \
 	  .memcpy_flush = ntm_##nm##_memcpy_flush,                         \
-	  .memset_nt = ntm_##nm##_memset_nt },
+	  .memset_flush = ntm_##nm##_memset_nt },
 #include "variants.def"
 #undef NTM_VARIANT
 };
@@ -118,7 +119,7 @@ static void choose(void)
 					    lower_cap(env.isa_cap, caller_isa_cap));
 	chosen.memcpy_nt = chosen.variant->memcpy_nt;
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
-	chosen.memset_nt = chosen.variant->memset_nt;
+	chosen.memset_nt = chosen.variant->memset_flush;
 	chosen.nt_threshold = env.nt_threshold;
 	chosen.flush_insn = ntm_flush_select(chosen.features,
 					     lower_cap(env.flush_cap, caller_flush_cap));
@@ -188,11 +189,52 @@ void ntm_flush_lines(const void *p, size_t n)
 		d->flush(p, n, d->line);
 }
 
+/* Deprecated, kept for 0.1 binaries: variant_impl.h holds its layout. */
 const struct ntm_variant *ntm_variant_list(size_t *count)
 {
 	if (count)
 		*count = VARIANT_COUNT;
 	return variants;
+}
+
+size_t ntm_variant_count(void)
+{
+	return VARIANT_COUNT;
+}
+
+const struct ntm_variant *ntm_variant_at(size_t i)
+{
+	return i < VARIANT_COUNT ? &variants[i] : NULL;
+}
+
+const char *ntm_variant_name(const struct ntm_variant *v)
+{
+	return v->name;
+}
+
+enum ntm_isa ntm_variant_isa(const struct ntm_variant *v)
+{
+	return v->isa;
+}
+
+uint32_t ntm_variant_needs(const struct ntm_variant *v)
+{
+	return v->needs;
+}
+
+ntm_memcpy_fn ntm_variant_memcpy_nt(const struct ntm_variant *v)
+{
+	return v->memcpy_nt;
+}
+
+ntm_memcpy_fn ntm_variant_memcpy_flush(const struct ntm_variant *v)
+{
+	return v->memcpy_flush;
+}
+
+ntm_memset_fn ntm_variant_memset_flush(const struct ntm_variant *v)
+{
+	return v->memset_flush;
 }
 
 const struct ntm_variant *ntm_variant_find(const char *name)

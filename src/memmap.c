@@ -76,7 +76,7 @@ int ntm_memmap_set_init(struct ntm_memmap *mm, enum ntm_memmap_strategy strategy
 	mm->copy = copy;
 	mm->copy_arg = copy_arg;
 	/* 32-byte stores where the CPU runs AVX code (see memmap_loops.c). */
-	mm->loop = (ntm_variant_active()->isa >= NTM_ISA_AVX2
+	mm->loop = (ntm_variant_isa(ntm_variant_active()) >= NTM_ISA_AVX2
 			    ? &ntm_memmap_loops_avx
 			    : &ntm_memmap_loops_base)
 			   ->loop[strategy][layout_index(mm->size)];

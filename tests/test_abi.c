@@ -357,9 +357,9 @@ static void test_internals_hidden(void **state)
 	};
 	static const char *const ops[] = { "memcpy_nt", "memcpy_flush",
 					   "memset_nt" };
-	const struct ntm_variant *(*list)(size_t *);
-	const struct ntm_variant *l;
-	size_t count;
+	size_t (*count)(void);
+	const struct ntm_variant *(*at)(size_t);
+	const char *(*name_of)(const struct ntm_variant *);
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(internal) / sizeof(internal[0]); i++) {
@@ -367,15 +367,16 @@ static void test_internals_hidden(void **state)
 		if (dlsym(lib, internal[i]))
 			fail_msg("internal symbol %s is exported", internal[i]);
 	}
-	SYM(list, "ntm_variant_list");
-	l = list(&count);
-	assert_true(count >= 1);
-	for (size_t i = 0; i < count; i++) {
+	SYM(count, "ntm_variant_count");
+	SYM(at, "ntm_variant_at");
+	SYM(name_of, "ntm_variant_name");
+	assert_true(count() >= 1);
+	for (size_t i = 0; i < count(); i++) {
 		for (size_t j = 0; j < 3; j++) {
 			char name[96];
 
-			snprintf(name, sizeof(name), "ntm_%s_%s", l[i].name,
-				 ops[j]);
+			snprintf(name, sizeof(name), "ntm_%s_%s",
+				 name_of(at(i)), ops[j]);
 			if (dlsym(lib, name))
 				fail_msg("per-variant %s is exported", name);
 		}
@@ -388,11 +389,14 @@ static void test_entry_points(void **state)
 	void *(*cpy)(void *, const void *, size_t);
 	void *(*cpyf)(void *, const void *, size_t);
 	void *(*set)(void *, int, size_t);
+	void *(*set_old)(void *, int, size_t);
 	void (*flush)(const void *, size_t);
 	void (*persist)(const void *, size_t);
 	void (*drain)(void);
 	const struct ntm_variant *(*active)(void);
-	const struct ntm_variant *(*list)(size_t *);
+	size_t (*count)(void);
+	const struct ntm_variant *(*at)(size_t);
+	const char *(*name_of)(const struct ntm_variant *);
 	const struct ntm_variant *(*find)(const char *);
 	bool (*supported)(const struct ntm_variant *);
 	enum ntm_flush_insn (*flush_active)(void);
@@ -400,19 +404,22 @@ static void test_entry_points(void **state)
 	uint32_t (*features)(void);
 	const char *(*feature_name)(uint32_t);
 	size_t (*line_size)(void);
-	const struct ntm_variant *l, *a;
+	const struct ntm_variant *a;
 	unsigned char src[300], dst[300], ref[300];
-	size_t count;
+	bool in_table = false;
 
 	(void)state;
 	SYM(cpy, "ntm_memcpy_nt");
 	SYM(cpyf, "ntm_memcpy_flush");
-	SYM(set, "ntm_memset_nt");
+	SYM(set, "ntm_memset_flush");
+	SYM(set_old, "ntm_memset_nt");
 	SYM(flush, "ntm_flush");
 	SYM(persist, "ntm_persist");
 	SYM(drain, "ntm_drain");
 	SYM(active, "ntm_variant_active");
-	SYM(list, "ntm_variant_list");
+	SYM(count, "ntm_variant_count");
+	SYM(at, "ntm_variant_at");
+	SYM(name_of, "ntm_variant_name");
 	SYM(find, "ntm_variant_find");
 	SYM(supported, "ntm_variant_supported");
 	SYM(flush_active, "ntm_flush_active");
@@ -437,6 +444,9 @@ static void test_entry_points(void **state)
 			memset(ref + off, 0x3c, n);
 			assert_ptr_equal(set(dst + off, 0x3c, n), dst + off);
 			assert_memory_equal(dst, ref, sizeof(dst));
+			memset(ref + off, 0xc3, n);
+			assert_ptr_equal(set_old(dst + off, 0xc3, n), dst + off);
+			assert_memory_equal(dst, ref, sizeof(dst));
 			flush(dst + off, n);
 			persist(dst + off, n);
 			drain();
@@ -444,16 +454,78 @@ static void test_entry_points(void **state)
 		}
 	}
 
-	l = list(&count);
+	/*
+	 * The old name is the same code: both IFUNC symbols resolve to one
+	 * entry (dlsym() returns what the resolver chose).
+	 */
+	assert_ptr_equal(set_old, set);
 	a = active();
-	assert_true(a >= l && a < l + count);
+	for (size_t i = 0; i < count(); i++)
+		in_table |= at(i) == a;
+	assert_true(in_table);
+	assert_null(at(count()));
 	assert_true(supported(a));
-	assert_ptr_equal(find(a->name), a);
+	assert_ptr_equal(find(name_of(a)), a);
 	assert_null(find("nope"));
 	assert_non_null(flush_name(flush_active()));
 	assert_true((features() & ~((1u << NTM_CPU_FEATURE_COUNT) - 1)) == 0);
 	assert_non_null(feature_name(NTM_CPU_SSE2));
 	assert_true(line_size() >= 8);
+}
+
+/*
+ * struct ntm_variant as ntmem/variant.h of 0.1 declared it: a program built
+ * against 0.1 indexes ntm_variant_list()'s array with this layout, which
+ * the library keeps for it (src/variant_impl.h) although the struct is
+ * opaque since 0.4.
+ */
+struct variant_0_1 {
+	const char *name;
+	enum ntm_isa isa;
+	uint32_t needs;
+	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
+	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
+	void *(*memset_nt)(void *dst, int c, size_t n);
+};
+
+static void test_variant_list_0_1(void **state)
+{
+	const struct variant_0_1 *(*list)(size_t *);
+	size_t (*count)(void);
+	const struct ntm_variant *(*at)(size_t);
+	const char *(*name_of)(const struct ntm_variant *);
+	enum ntm_isa (*isa_of)(const struct ntm_variant *);
+	uint32_t (*needs_of)(const struct ntm_variant *);
+	ntm_memcpy_fn (*memcpy_nt_of)(const struct ntm_variant *);
+	ntm_memcpy_fn (*memcpy_flush_of)(const struct ntm_variant *);
+	ntm_memset_fn (*memset_flush_of)(const struct ntm_variant *);
+	const struct variant_0_1 *l;
+	size_t n = 0;
+
+	(void)state;
+	SYM(list, "ntm_variant_list");
+	SYM(count, "ntm_variant_count");
+	SYM(at, "ntm_variant_at");
+	SYM(name_of, "ntm_variant_name");
+	SYM(isa_of, "ntm_variant_isa");
+	SYM(needs_of, "ntm_variant_needs");
+	SYM(memcpy_nt_of, "ntm_variant_memcpy_nt");
+	SYM(memcpy_flush_of, "ntm_variant_memcpy_flush");
+	SYM(memset_flush_of, "ntm_variant_memset_flush");
+	l = list(&n);
+	assert_int_equal(n, count());
+	assert_ptr_equal(list(NULL), l);
+	for (size_t i = 0; i < n; i++) {
+		const struct ntm_variant *v = at(i);
+
+		assert_ptr_equal((const void *)&l[i], (const void *)v);
+		assert_string_equal(l[i].name, name_of(v));
+		assert_int_equal(l[i].isa, isa_of(v));
+		assert_int_equal(l[i].needs, needs_of(v));
+		assert_ptr_equal(l[i].memcpy_nt, memcpy_nt_of(v));
+		assert_ptr_equal(l[i].memcpy_flush, memcpy_flush_of(v));
+		assert_ptr_equal(l[i].memset_nt, memset_flush_of(v));
+	}
 }
 
 int main(int argc, char **argv)
@@ -465,6 +537,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_internals_hidden),
 		cmocka_unit_test(test_entry_points),
+		cmocka_unit_test(test_variant_list_0_1),
 	};
 
 	if (argc != 3) {

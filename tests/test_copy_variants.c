@@ -4,8 +4,8 @@
  * memset(), plus the exported dispatched entry points and the write-back
  * functions.
  *
- * Full mode (no argument): each variant of ntm_variant_list() that this CPU
- * runs has its memcpy_nt, memcpy_flush and memset_nt table entries called
+ * Full mode (no argument): each variant of ntm_variant_at() that this CPU
+ * runs has its memcpy_nt, memcpy_flush and memset_flush functions called
  * directly; then the dispatched ntm_memcpy_nt() & co. and ntm_flush(),
  * ntm_persist(), ntm_drain().
  * Dispatch mode ("--dispatch"): only the dispatched part, plus a check that
@@ -44,7 +44,7 @@
  * class mod 4, 8, 16, 32, 64 and both sides of each boundary) as the size
  * changes: 4 source offsets per destination offset up to 4 KiB, 1 above.
  * The tail class is the end address mod 64 = (offset + size) mod 64, and
- * consecutive sizes walk it through every value for each offset. memset_nt
+ * consecutive sizes walk it through every value for each offset. memset_flush
  * takes the same destination offsets, its value rotating through 0x00,
  * 0xa5, 0x1ff and -0x7f (the last two must be truncated to a byte).
  *
@@ -118,9 +118,9 @@ static struct {
 static size_t sizes[1100];
 static size_t nsizes;
 
-enum op { OP_MEMCPY_NT, OP_MEMCPY_FLUSH, OP_MEMSET_NT };
+enum op { OP_MEMCPY_NT, OP_MEMCPY_FLUSH, OP_MEMSET_FLUSH };
 static const char *const op_names[] = { "memcpy_nt", "memcpy_flush",
-					"memset_nt" };
+					"memset_flush" };
 
 /* What one cmocka test exercises. */
 struct tcase {
@@ -139,9 +139,9 @@ static void *disp_memcpy_flush(void *d, const void *s, size_t n)
 	return (ntm_memcpy_flush)(d, s, n);
 }
 
-static void *disp_memset_nt(void *d, int c, size_t n)
+static void *disp_memset_flush(void *d, int c, size_t n)
 {
-	return (ntm_memset_nt)(d, c, n);
+	return (ntm_memset_flush)(d, c, n);
 }
 
 /* --- arena -------------------------------------------------------------- */
@@ -397,7 +397,7 @@ static void edge_set(const char *what, const char *fn, set_fn f)
 static void run_case(const struct tcase *tc, copy_fn cpy, copy_fn flush,
 		     set_fn set, bool light)
 {
-	const char *what = tc->v ? tc->v->name : "dispatched";
+	const char *what = tc->v ? ntm_variant_name(tc->v) : "dispatched";
 	const char *fn = op_names[tc->op];
 
 	switch (tc->op) {
@@ -409,7 +409,7 @@ static void run_case(const struct tcase *tc, copy_fn cpy, copy_fn flush,
 		sweep_copy(what, fn, flush, light);
 		edge_copy(what, fn, flush);
 		break;
-	case OP_MEMSET_NT:
+	case OP_MEMSET_FLUSH:
 		sweep_set(what, fn, set, light);
 		edge_set(what, fn, set);
 		break;
@@ -428,15 +428,16 @@ static void test_variant(void **state)
 	const struct tcase *tc = *state;
 	const struct ntm_variant *v = tc->v;
 
-	assert_non_null(v->memcpy_nt);
-	assert_non_null(v->memcpy_flush);
-	assert_non_null(v->memset_nt);
+	assert_non_null(ntm_variant_memcpy_nt(v));
+	assert_non_null(ntm_variant_memcpy_flush(v));
+	assert_non_null(ntm_variant_memset_flush(v));
 	if (!ntm_variant_supported(v)) {
 		print_message("variant %s not supported by this CPU\n",
-			      v->name);
+			      ntm_variant_name(v));
 		skip();
 	}
-	run_case(tc, v->memcpy_nt, v->memcpy_flush, v->memset_nt, false);
+	run_case(tc, ntm_variant_memcpy_nt(v), ntm_variant_memcpy_flush(v),
+		 ntm_variant_memset_flush(v), false);
 }
 
 static void test_dispatched(void **state)
@@ -448,11 +449,11 @@ static void test_dispatched(void **state)
 	/* The entry points go through the active variant's table. */
 	assert_non_null(act);
 	assert_ptr_equal(d->variant, act);
-	assert_ptr_equal(d->memcpy_nt, act->memcpy_nt);
-	assert_ptr_equal(d->memcpy_flush, act->memcpy_flush);
-	assert_ptr_equal(d->memset_nt, act->memset_nt);
+	assert_ptr_equal(d->memcpy_nt, ntm_variant_memcpy_nt(act));
+	assert_ptr_equal(d->memcpy_flush, ntm_variant_memcpy_flush(act));
+	assert_ptr_equal(d->memset_nt, ntm_variant_memset_flush(act));
 	assert_true(ntm_variant_supported(act));
-	run_case(tc, disp_memcpy_nt, disp_memcpy_flush, disp_memset_nt, true);
+	run_case(tc, disp_memcpy_nt, disp_memcpy_flush, disp_memset_flush, true);
 	/*
 	 * The first call bound the table's function for the entries the
 	 * exported names resolve to (src/copy.c): they run a variant's copy
@@ -467,7 +468,7 @@ static void test_dispatched(void **state)
 		assert_ptr_equal(__atomic_load_n(&ntm_bound.memcpy_flush,
 						 __ATOMIC_RELAXED), d->memcpy_flush);
 		break;
-	case OP_MEMSET_NT:
+	case OP_MEMSET_FLUSH:
 		assert_ptr_equal(__atomic_load_n(&ntm_bound.memset_nt,
 						 __ATOMIC_RELAXED), d->memset_nt);
 		break;
@@ -591,16 +592,15 @@ static const struct { const char *name; int level; } flush_levels[] = {
 /* Highest supported variant at or below @cap, from the public API only. */
 static const struct ntm_variant *expected_variant(int cap)
 {
-	size_t count;
-	const struct ntm_variant *list = ntm_variant_list(&count), *best = NULL;
+	const struct ntm_variant *best = NULL, *v;
 
-	for (size_t i = 0; i < count; i++) {
-		if (!ntm_variant_supported(&list[i]))
+	for (size_t i = 0; (v = ntm_variant_at(i)); i++) {
+		if (!ntm_variant_supported(v))
 			continue;
-		if (cap >= 0 && (int)list[i].isa > cap)
+		if (cap >= 0 && (int)ntm_variant_isa(v) > cap)
 			continue;
-		if (!best || list[i].isa > best->isa)
-			best = &list[i];
+		if (!best || ntm_variant_isa(v) > ntm_variant_isa(best))
+			best = v;
 	}
 	return best;
 }
@@ -639,7 +639,8 @@ static void test_env_choice(void **state)
 
 	(void)state;
 	print_message("active variant %s, write-back %s, features 0x%x\n",
-		      act->name, ntm_flush_insn_name(ntm_flush_active()), f);
+		      ntm_variant_name(act),
+		      ntm_flush_insn_name(ntm_flush_active()), f);
 
 	if (want_isa) {
 		int cap = LEVEL_OF(isa_levels, want_isa);
@@ -649,12 +650,13 @@ static void test_env_choice(void **state)
 		assert_ptr_equal(exp, expected_variant(cap));
 		if (act != exp)
 			fail_msg("NTMEM_ISA ceiling %s: active variant %s, "
-				 "expected %s", want_isa, act->name, exp->name);
-		assert_string_equal(act->name, exp->name);
+				 "expected %s", want_isa, ntm_variant_name(act),
+				 ntm_variant_name(exp));
+		assert_string_equal(ntm_variant_name(act), ntm_variant_name(exp));
 		/* fails if the ceiling in the environment was ignored */
-		if (cap >= 0 && (int)act->isa > cap)
+		if (cap >= 0 && (int)ntm_variant_isa(act) > cap)
 			fail_msg("variant %s is above the ceiling %s",
-				 act->name, want_isa);
+				 ntm_variant_name(act), want_isa);
 	}
 	if (want_flush) {
 		int cap = LEVEL_OF(flush_levels, want_flush);
@@ -684,9 +686,10 @@ static void test_env_choice(void **state)
 			if (!strstr(verbose_out, tok))
 				fail_msg("NTMEM_VERBOSE output lacks '%s': '%s'",
 					 tok, verbose_out);
-		if (!strstr(verbose_out, act->name))
+		if (!strstr(verbose_out, ntm_variant_name(act)))
 			fail_msg("NTMEM_VERBOSE output does not name the "
-				 "variant %s: '%s'", act->name, verbose_out);
+				 "variant %s: '%s'", ntm_variant_name(act),
+				 verbose_out);
 	} else if (!verbose || !*verbose || strcmp(verbose, "0") == 0) {
 		/* The library never prints unless NTMEM_VERBOSE=1. */
 		if (verbose_out[0])
@@ -704,8 +707,7 @@ int main(int argc, char **argv)
 	static struct tcase cases[3 * 16 + 3];
 	static struct CMUnitTest tests[3 * 16 + 8];
 	bool dispatch_only = argc > 1 && strcmp(argv[1], "--dispatch") == 0;
-	size_t nt = 0, nc = 0, count;
-	const struct ntm_variant *list;
+	size_t nt = 0, nc = 0, count = ntm_variant_count();
 
 	if (argc > 1 && !dispatch_only) {
 		fprintf(stderr, "usage: %s [--dispatch]\n", argv[0]);
@@ -715,22 +717,21 @@ int main(int argc, char **argv)
 
 	tests[nt++] = (struct CMUnitTest){ .name = "env_choice",
 					   .test_func = test_env_choice };
-	list = ntm_variant_list(&count);
 	for (size_t i = 0; !dispatch_only && i < count && i < 16; i++) {
-		for (int op = OP_MEMCPY_NT; op <= OP_MEMSET_NT; op++) {
+		for (int op = OP_MEMCPY_NT; op <= OP_MEMSET_FLUSH; op++) {
 			struct tcase *tc = &cases[nc++];
 
-			tc->v = &list[i];
+			tc->v = ntm_variant_at(i);
 			tc->op = op;
 			snprintf(tc->name, sizeof(tc->name), "%s.%s",
-				 list[i].name, op_names[op]);
+				 ntm_variant_name(tc->v), op_names[op]);
 			tests[nt++] = (struct CMUnitTest){
 				.name = tc->name, .test_func = test_variant,
 				.setup_func = reset_window,
 				.initial_state = tc };
 		}
 	}
-	for (int op = OP_MEMCPY_NT; op <= OP_MEMSET_NT; op++) {
+	for (int op = OP_MEMCPY_NT; op <= OP_MEMSET_FLUSH; op++) {
 		struct tcase *tc = &cases[nc++];
 
 		tc->v = NULL;

@@ -32,6 +32,7 @@
 
 #include <ntmem.h>
 #include "internal.h"
+#include "variant_impl.h"
 #include "testutil.h"
 
 #define ALL_FEATURES ((1u << NTM_CPU_FEATURE_COUNT) - 1)
@@ -48,13 +49,14 @@
 #define OTHER_LEVEL1_NAME "neon"
 #endif
 
-static const struct ntm_variant *vlist(size_t *count)
+/* Variant @i of the table, which must exist. */
+static const struct ntm_variant *at(size_t i)
 {
-	const struct ntm_variant *l = ntm_variant_list(count);
+	const struct ntm_variant *v = ntm_variant_at(i);
 
-	assert_non_null(l);
-	assert_true(*count >= 1);
-	return l;
+	if (!v)
+		fail_msg("no variant %zu (count %zu)", i, ntm_variant_count());
+	return v;
 }
 
 static const struct ntm_variant *must_find(const char *name)
@@ -68,49 +70,63 @@ static const struct ntm_variant *must_find(const char *name)
 
 static void test_variant_table(void **state)
 {
-	size_t count, count2;
-	const struct ntm_variant *l = vlist(&count);
+	size_t count = ntm_variant_count(), count2;
+	const struct ntm_variant *l;
 
 	(void)state;
-	/* NULL count is allowed and the table does not move */
+	assert_true(count >= 1);
+	assert_null(ntm_variant_at(count));
+	assert_null(ntm_variant_at((size_t)-1));
+	/*
+	 * The deprecated array is the same table (0.1 binaries index it; its
+	 * layout is checked against theirs in test_abi.c). NULL count is
+	 * allowed and the table does not move.
+	 */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	l = ntm_variant_list(&count2);
 	assert_ptr_equal(ntm_variant_list(NULL), l);
-	assert_ptr_equal(ntm_variant_list(&count2), l);
+#pragma GCC diagnostic pop
 	assert_int_equal(count2, count);
+	for (size_t i = 0; i < count; i++)
+		assert_ptr_equal(at(i), &l[i]);
 
-	assert_string_equal(l[0].name, "generic");
-	assert_int_equal(l[0].isa, NTM_ISA_GENERIC);
-	assert_int_equal(l[0].needs, 0);
+	assert_string_equal(ntm_variant_name(at(0)), "generic");
+	assert_int_equal(ntm_variant_isa(at(0)), NTM_ISA_GENERIC);
+	assert_int_equal(ntm_variant_needs(at(0)), 0);
 	for (size_t i = 0; i < count; i++) {
-		assert_non_null(l[i].name);
-		assert_non_null(l[i].memcpy_nt);
-		assert_non_null(l[i].memcpy_flush);
-		assert_non_null(l[i].memset_nt);
+		assert_non_null(ntm_variant_name(at(i)));
+		assert_non_null(ntm_variant_memcpy_nt(at(i)));
+		assert_non_null(ntm_variant_memcpy_flush(at(i)));
+		assert_non_null(ntm_variant_memset_flush(at(i)));
 		/* needs only name known feature bits */
-		assert_int_equal(l[i].needs & ~ALL_FEATURES, 0);
+		assert_int_equal(ntm_variant_needs(at(i)) & ~ALL_FEATURES, 0);
 		/* lowest ISA first, one variant per level */
 		if (i > 0)
-			assert_true(l[i].isa > l[i - 1].isa);
+			assert_true(ntm_variant_isa(at(i)) >
+				    ntm_variant_isa(at(i - 1)));
 		for (size_t j = 0; j < i; j++)
-			assert_true(strcmp(l[i].name, l[j].name) != 0);
+			assert_true(strcmp(ntm_variant_name(at(i)),
+					   ntm_variant_name(at(j))) != 0);
 	}
 #if defined(__x86_64__)
 	assert_int_equal(count, 4);
-	assert_string_equal(l[1].name, "sse2");
-	assert_string_equal(l[2].name, "avx2");
-	assert_string_equal(l[3].name, "avx512");
-	assert_int_equal(l[1].isa, NTM_ISA_SSE2);
-	assert_int_equal(l[2].isa, NTM_ISA_AVX2);
-	assert_int_equal(l[3].isa, NTM_ISA_AVX512);
+	assert_string_equal(ntm_variant_name(at(1)), "sse2");
+	assert_string_equal(ntm_variant_name(at(2)), "avx2");
+	assert_string_equal(ntm_variant_name(at(3)), "avx512");
+	assert_int_equal(ntm_variant_isa(at(1)), NTM_ISA_SSE2);
+	assert_int_equal(ntm_variant_isa(at(2)), NTM_ISA_AVX2);
+	assert_int_equal(ntm_variant_isa(at(3)), NTM_ISA_AVX512);
 	/* a vector ISA is usable only with its OS state bit */
-	assert_true(l[2].needs & NTM_CPU_AVX2);
-	assert_true(l[2].needs & NTM_CPU_OS_YMM);
-	assert_true(l[3].needs & NTM_CPU_AVX512F);
-	assert_true(l[3].needs & NTM_CPU_OS_ZMM);
+	assert_true(ntm_variant_needs(at(2)) & NTM_CPU_AVX2);
+	assert_true(ntm_variant_needs(at(2)) & NTM_CPU_OS_YMM);
+	assert_true(ntm_variant_needs(at(3)) & NTM_CPU_AVX512F);
+	assert_true(ntm_variant_needs(at(3)) & NTM_CPU_OS_ZMM);
 #elif defined(__aarch64__)
 	assert_int_equal(count, 2);
-	assert_string_equal(l[1].name, "neon");
-	assert_int_equal(l[1].isa, NTM_ISA_NEON);
-	assert_int_equal(l[1].needs, NTM_CPU_ASIMD);
+	assert_string_equal(ntm_variant_name(at(1)), "neon");
+	assert_int_equal(ntm_variant_isa(at(1)), NTM_ISA_NEON);
+	assert_int_equal(ntm_variant_needs(at(1)), NTM_CPU_ASIMD);
 #else
 	assert_int_equal(count, 1);
 #endif
@@ -118,19 +134,19 @@ static void test_variant_table(void **state)
 
 static void test_variant_find(void **state)
 {
-	size_t count;
-	const struct ntm_variant *l = vlist(&count);
+	size_t count = ntm_variant_count();
 
 	(void)state;
 	for (size_t i = 0; i < count; i++)
-		assert_ptr_equal(ntm_variant_find(l[i].name), &l[i]);
-	assert_ptr_equal(ntm_variant_find("generic"), &l[0]);
+		assert_ptr_equal(ntm_variant_find(ntm_variant_name(at(i))),
+				 at(i));
+	assert_ptr_equal(ntm_variant_find("generic"), at(0));
 #if defined(__x86_64__)
-	assert_ptr_equal(ntm_variant_find("sse2"), &l[1]);
-	assert_ptr_equal(ntm_variant_find("avx2"), &l[2]);
-	assert_ptr_equal(ntm_variant_find("avx512"), &l[3]);
+	assert_ptr_equal(ntm_variant_find("sse2"), at(1));
+	assert_ptr_equal(ntm_variant_find("avx2"), at(2));
+	assert_ptr_equal(ntm_variant_find("avx512"), at(3));
 #elif defined(__aarch64__)
-	assert_ptr_equal(ntm_variant_find("neon"), &l[1]);
+	assert_ptr_equal(ntm_variant_find("neon"), at(1));
 	assert_null(ntm_variant_find("sse2"));
 #else
 	assert_null(ntm_variant_find("sse2"));
@@ -147,16 +163,18 @@ static void test_variant_find(void **state)
 
 static void test_variant_supported(void **state)
 {
-	size_t count;
-	const struct ntm_variant *l = vlist(&count);
+	size_t count = ntm_variant_count();
 	uint32_t f = ntm_cpu_features();
 
 	(void)state;
 	assert_false(ntm_variant_supported(NULL));
-	assert_true(ntm_variant_supported(&l[0]));
-	for (size_t i = 0; i < count; i++)
-		assert_int_equal(ntm_variant_supported(&l[i]),
-				 (l[i].needs & f) == l[i].needs);
+	assert_true(ntm_variant_supported(at(0)));
+	for (size_t i = 0; i < count; i++) {
+		uint32_t needs = ntm_variant_needs(at(i));
+
+		assert_int_equal(ntm_variant_supported(at(i)),
+				 (needs & f) == needs);
+	}
 #if defined(__x86_64__)
 	/* SSE2 is architectural on x86-64 */
 	assert_true(f & NTM_CPU_SSE2);
@@ -178,9 +196,9 @@ static void expect_select(uint32_t f, int cap, const char *name)
 	const struct ntm_variant *v = ntm_variant_select(f, cap);
 
 	assert_non_null(v);
-	if (strcmp(v->name, name) != 0)
+	if (strcmp(ntm_variant_name(v), name) != 0)
 		fail_msg("features 0x%x cap %d: chose %s, expected %s", f, cap,
-			 v->name, name);
+			 ntm_variant_name(v), name);
 }
 
 static void test_select_no_features(void **state)
@@ -239,10 +257,10 @@ static void test_select_x86(void **state)
 	 * says it needs is there; otherwise the best lower one (sse2).
 	 */
 	f = sse2 | NTM_CPU_AVX512F | NTM_CPU_OS_ZMM;
-	expect_select(f, -1, (avx512->needs & f) == avx512->needs ? "avx512"
-								  : "sse2");
-	expect_select(f | avx512->needs, -1, "avx512");
-	expect_select(f | avx512->needs, 2, "sse2");
+	expect_select(f, -1, (ntm_variant_needs(avx512) & f) ==
+			     ntm_variant_needs(avx512) ? "avx512" : "sse2");
+	expect_select(f | ntm_variant_needs(avx512), -1, "avx512");
+	expect_select(f | ntm_variant_needs(avx512), 2, "sse2");
 
 	/* no SSE2 bit at all (never on x86-64): generic, whatever else */
 	expect_select(ALL_FEATURES & ~sse2 & ~avx2_os & ~NTM_CPU_AVX512F, -1,
@@ -272,45 +290,48 @@ static void test_select_aarch64(void **state)
  */
 static void test_select_exhaustive(void **state)
 {
-	size_t count;
-	const struct ntm_variant *l = vlist(&count);
+	size_t count = ntm_variant_count();
 
 	(void)state;
 	for (uint32_t f = 0; f <= ALL_FEATURES; f++) {
 		for (int cap = -1; cap <= 4; cap++) {
 			const struct ntm_variant *v = ntm_variant_select(f, cap);
-			bool ok = v >= l && v < l + count;
+			bool ok = false;
 
+			for (size_t i = 0; i < count; i++)
+				ok |= v == at(i);
 			if (!ok)
 				fail_msg("f=0x%x cap=%d: not a table entry", f,
 					 cap);
-			if ((v->needs & f) != v->needs)
+			if ((ntm_variant_needs(v) & f) != ntm_variant_needs(v))
 				fail_msg("f=0x%x cap=%d: %s needs 0x%x", f, cap,
-					 v->name, v->needs);
-			if (cap >= 0 && (int)v->isa > cap)
+					 ntm_variant_name(v), ntm_variant_needs(v));
+			if (cap >= 0 && (int)ntm_variant_isa(v) > cap)
 				fail_msg("f=0x%x cap=%d: %s above the ceiling",
-					 f, cap, v->name);
+					 f, cap, ntm_variant_name(v));
 			for (size_t i = 0; i < count; i++) {
-				if ((l[i].needs & f) != l[i].needs)
+				uint32_t needs = ntm_variant_needs(at(i));
+
+				if ((needs & f) != needs)
 					continue;
-				if (cap >= 0 && (int)l[i].isa > cap)
+				if (cap >= 0 && (int)ntm_variant_isa(at(i)) > cap)
 					continue;
-				if (l[i].isa > v->isa)
+				if (ntm_variant_isa(at(i)) > ntm_variant_isa(v))
 					fail_msg("f=0x%x cap=%d: chose %s but %s "
-						 "fits", f, cap, v->name,
-						 l[i].name);
+						 "fits", f, cap, ntm_variant_name(v),
+						 ntm_variant_name(at(i)));
 			}
 #if defined(__x86_64__)
 			/* never AVX-512 without AVX512F and ZMM state */
-			if (v->isa == NTM_ISA_AVX512 &&
+			if (ntm_variant_isa(v) == NTM_ISA_AVX512 &&
 			    (!(f & NTM_CPU_AVX512F) || !(f & NTM_CPU_OS_ZMM)))
 				fail_msg("f=0x%x cap=%d: avx512 chosen", f, cap);
-			if (v->isa == NTM_ISA_AVX2 &&
+			if (ntm_variant_isa(v) == NTM_ISA_AVX2 &&
 			    (!(f & NTM_CPU_AVX2) || !(f & NTM_CPU_OS_YMM)))
 				fail_msg("f=0x%x cap=%d: avx2 chosen", f, cap);
 #endif
-			if (cap == 0 && v->isa != NTM_ISA_GENERIC)
-				fail_msg("f=0x%x: cap 0 gave %s", f, v->name);
+			if (cap == 0 && ntm_variant_isa(v) != NTM_ISA_GENERIC)
+				fail_msg("f=0x%x: cap 0 gave %s", f, ntm_variant_name(v));
 		}
 	}
 }
@@ -451,14 +472,13 @@ static void test_flush_names(void **state)
 /* The NTMEM_* parsers must accept exactly the names the tables print. */
 static void test_env_parsers(void **state)
 {
-	size_t count;
-	const struct ntm_variant *l = vlist(&count);
+	size_t count = ntm_variant_count();
 	static const char *const bad[] = { "", "nope", "avx", "avx5122",
 					   "sse2 ", " sse2", "clflush ", "-1" };
 
 	(void)state;
 	for (size_t i = 0; i < count; i++)
-		assert_int_equal(ntm_isa_from_name(l[i].name), l[i].isa);
+		assert_int_equal(ntm_isa_from_name(ntm_variant_name(at(i))), ntm_variant_isa(at(i)));
 	assert_int_equal(ntm_isa_from_name("generic"), NTM_ISA_GENERIC);
 #if defined(__aarch64__)
 	assert_int_equal(ntm_isa_from_name("neon"), NTM_ISA_NEON);

@@ -266,7 +266,7 @@ static void test_dispatch(void **state)
 	assert_int_equal(ntm_persist_domain_active(),
 			 over ? over : NTM_PERSIST_MEMORY_CONTROLLER);
 	/* The variant's copy, whose edges get the write-back below, if any. */
-	assert_ptr_equal(d->memcpy_flush, d->variant->memcpy_flush);
+	assert_ptr_equal(d->memcpy_flush, ntm_variant_memcpy_flush(d->variant));
 	if (over == NTM_PERSIST_CPU_CACHE) {
 		/* Nothing to write back: the table says so. */
 		assert_int_equal(ntm_flush_active(), NTM_FLUSH_NONE);

@@ -8,7 +8,7 @@
  * every store, write-back and fence of the library and of the inline
  * paths compiled here reports to the shadow model. For every variant this
  * CPU runs and for the dispatched entry points:
- *   ntm_memcpy_flush(), ntm_memset_nt()  no unit of the range DIRTY; after
+ *   ntm_memcpy_flush(), ntm_memset_flush() no unit of the range DIRTY; after
  *                                        ntm_drain() all CLEAN or DURABLE
  *   ntm_memcpy_nt()                      DIRTY only where copy.h allows it
  *                                        (the whole copy when dst is not
@@ -218,8 +218,8 @@ static void check_case(const struct target *t, size_t n, unsigned off,
 	t->set(d, c, n);
 	for (size_t i = 0; i < n; i++)
 		if (d[i] != (unsigned char)c)
-			FAIL(t, "memset_nt", n, off, "wrong bytes");
-	expect_flushed(t, "memset_nt", d, n, off, win);
+			FAIL(t, "memset_flush", n, off, "wrong bytes");
+	expect_flushed(t, "memset_flush", d, n, off, win);
 
 	ntm_check_reset();
 	t->nt(d, s, n);
@@ -385,7 +385,7 @@ static void test_dispatched_caps(void **state)
 {
 	static const size_t sizes[] = { 64, 96, 4096 };
 	static const struct target t = { .name = "dispatched" };
-	bool generic = ntm_variant_active()->isa == NTM_ISA_GENERIC;
+	bool generic = ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC;
 	unsigned char *d = arena + GUARD;	/* 64-byte aligned */
 	struct ntm_check_counts c;
 
@@ -482,7 +482,7 @@ static void test_flush_threshold(void **state)
 	size_t threshold = threshold_from_env();
 
 	(void)state;
-	if (ntm_variant_active()->isa == NTM_ISA_GENERIC ||
+	if (ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC ||
 	    ntm_flush_active() == NTM_FLUSH_NONE) {
 		print_message("no NT stores or no write-back: nothing to tell\n");
 		skip();
@@ -548,7 +548,7 @@ static void test_inline(void **state)
 
 	(void)state;
 	/* An unaligned ntm_memcpy_nt() goes to the dispatched variant. */
-	t.generic = ntm_variant_active()->isa == NTM_ISA_GENERIC;
+	t.generic = ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC;
 	track(NTM_INLINE_MAX);
 	for (size_t i = 0; i < sizeof(fixed_paths) / sizeof(*fixed_paths); i++) {
 		for (size_t k = 0; k < sizeof(fixed_offsets) / sizeof(*fixed_offsets); k++) {
@@ -623,8 +623,8 @@ int main(int argc, char **argv)
 		{ "flush_threshold", test_flush_threshold },
 	};
 	struct CMUnitTest tests[16];
-	size_t ntests = 0, count;
-	const struct ntm_variant *v = ntm_variant_list(&count);
+	size_t ntests = 0;
+	const struct ntm_variant *v;
 
 #if defined(__AVX__)
 	if (!__builtin_cpu_supports("avx"))
@@ -637,13 +637,15 @@ int main(int argc, char **argv)
 		return 1;
 	tu_fill_random(srcbuf, LARGE_MAX + LINE, 42);
 
-	for (size_t i = 0; i < count; i++)
-		if (ntm_variant_supported(&v[i]))
-			add_target(v[i].name, v[i].memcpy_nt, v[i].memcpy_flush,
-				   v[i].memset_nt, v[i].isa == NTM_ISA_GENERIC);
+	for (size_t i = 0; (v = ntm_variant_at(i)); i++)
+		if (ntm_variant_supported(v))
+			add_target(ntm_variant_name(v), ntm_variant_memcpy_nt(v),
+				   ntm_variant_memcpy_flush(v),
+				   ntm_variant_memset_flush(v),
+				   ntm_variant_isa(v) == NTM_ISA_GENERIC);
 	add_target("dispatched", (ntm_memcpy_nt), (ntm_memcpy_flush),
-		   ntm_memset_nt,
-		   ntm_variant_active()->isa == NTM_ISA_GENERIC);
+		   ntm_memset_flush,
+		   ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC);
 
 	for (size_t i = 0; i < ntargets; i++) {
 		/* %.31s: a target's name is char[32] (aarch64's gcc 12 cannot tell) */

@@ -195,13 +195,12 @@ void bench_progress_done(void)
 
 const struct ntm_variant *bench_widest_variant(void)
 {
-	size_t nv;
-	const struct ntm_variant *all = ntm_variant_list(&nv), *best = all;
+	const struct ntm_variant *best = ntm_variant_at(0);
 
-	/* ntm_variant_list() is ordered from the lowest ISA to the highest. */
-	for (size_t i = 0; i < nv; i++)
-		if (ntm_variant_supported(&all[i]))
-			best = &all[i];
+	/* ntm_variant_at() is ordered from the lowest ISA to the highest. */
+	for (size_t i = 1; i < ntm_variant_count(); i++)
+		if (ntm_variant_supported(ntm_variant_at(i)))
+			best = ntm_variant_at(i);
 	return best;
 }
 

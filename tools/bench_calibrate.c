@@ -156,7 +156,7 @@ static const char *cannot_compare(void)
 		       "NTMEM_FLUSH=none or a cpu_cache persistence domain), "
 		       "so there is no write-back to weigh against "
 		       "non-temporal stores";
-	if (ntm_variant_active()->isa == NTM_ISA_GENERIC)
+	if (ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC)
 		return "the active variant, generic, has no non-temporal "
 		       "stores (NTMEM_ISA=generic?)";
 	return NULL;
@@ -252,7 +252,7 @@ static void emit(const struct calibrate_options *o, const struct group *g,
 		    bench_cpu_model(buf, sizeof(buf)), bench_current_cpu());
 	report_meta(&rep, "cases", "cached = memcpy + ntm_flush; nt = %s flush "
 		    "copy; default = ntm_memcpy_flush, threshold %zu (%s); "
-		    "write-back %s", act->name, env.nt_threshold,
+		    "write-back %s", ntm_variant_name(act), env.nt_threshold,
 		    env.nt_threshold == NTM_NT_THRESHOLD_DEFAULT ? "default"
 							   : "NTMEM_NT_THRESHOLD",
 		    ntm_flush_insn_name(ntm_flush_active()));
@@ -336,7 +336,7 @@ int bench_copy_calibrate(struct calibrate_options *o)
 		o->naligns = 2, o->aligns[0] = 0, o->aligns[1] = 1;
 	/* The crossover is a walk down the sizes: measure them in order. */
 	qsort(o->sizes, (size_t)o->nsizes, sizeof(*o->sizes), cmp_u64);
-	nt_flush = ntm_variant_active()->memcpy_flush;
+	nt_flush = ntm_variant_memcpy_flush(ntm_variant_active());
 
 	g = calloc((size_t)o->nsizes * (size_t)o->naligns, sizeof(*g));
 	if (!g) {

@@ -66,7 +66,7 @@ enum sem { SEM_LIMIT, SEM_NT, SEM_FLUSH, SEM_BOTH };
 static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
 
 enum kind {
-	K_LIMIT,	/* best variant's memset_nt over the whole region */
+	K_LIMIT,	/* best variant's memset_flush over the whole region */
 	K_INLINE,	/* constant-size inline path */
 	K_VARIANT,	/* one variant's table entry, called directly */
 	K_GLIBC,	/* memcpy() */
@@ -98,6 +98,7 @@ struct options {
 
 static const struct peer_pmdk *pmdk_peer;
 static const struct ntm_variant *limit_variant;
+static ntm_memset_fn limit_fill;	/* limit_variant's, fetched once */
 
 /* --- the timed loops: one per case kind, each ends with a drain --- */
 
@@ -161,7 +162,7 @@ static double time_case(const struct copy_case *c, const struct loop *l,
 
 	switch (c->kind) {
 	case K_LIMIT:
-		limit_variant->memset_nt(region_base, 0xa5, l->size * l->count);
+		limit_fill(region_base, 0xa5, l->size * l->count);
 		break;
 	case K_INLINE:
 		c->inline_loop(l);
@@ -203,7 +204,7 @@ static bool variant_wanted(const struct options *o, const struct ntm_variant *v)
 		return true;
 	snprintf(list, sizeof(list), "%s", o->variants);
 	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (strcmp(t, v->name) == 0)
+		if (strcmp(t, ntm_variant_name(v)) == 0)
 			return true;
 	return false;
 }
@@ -212,8 +213,7 @@ static bool variant_wanted(const struct options *o, const struct ntm_variant *v)
 static int build_cases(const struct options *o, size_t size,
 		       struct copy_case *cases)
 {
-	size_t nv;
-	const struct ntm_variant *v = ntm_variant_list(&nv);
+	size_t nv = ntm_variant_count();
 	int n = 0;
 
 #define ADD(...) (cases[n++] = (struct copy_case){ __VA_ARGS__ })
@@ -225,14 +225,17 @@ static int build_cases(const struct options *o, size_t size,
 		ADD(.sem = SEM_NT, .kind = K_INLINE, .impl = "inline-avx",
 		    .inline_loop = inline_loop_avx(size));
 	if (o->want_var) {
+		/* Each case holds its function: the timed loop calls it directly. */
 		for (size_t i = 0; i < nv; i++)
-			if (variant_wanted(o, &v[i]))
+			if (variant_wanted(o, ntm_variant_at(i)))
 				ADD(.sem = SEM_NT, .kind = K_VARIANT,
-				    .impl = v[i].name, .fn = v[i].memcpy_nt);
+				    .impl = ntm_variant_name(ntm_variant_at(i)),
+				    .fn = ntm_variant_memcpy_nt(ntm_variant_at(i)));
 		for (size_t i = 0; i < nv; i++)
-			if (variant_wanted(o, &v[i]))
+			if (variant_wanted(o, ntm_variant_at(i)))
 				ADD(.sem = SEM_FLUSH, .kind = K_VARIANT,
-				    .impl = v[i].name, .fn = v[i].memcpy_flush);
+				    .impl = ntm_variant_name(ntm_variant_at(i)),
+				    .fn = ntm_variant_memcpy_flush(ntm_variant_at(i)));
 	}
 	if (o->want_var) {
 		ADD(.sem = SEM_NT, .kind = K_VARIANT, .impl = "dispatched",
@@ -381,6 +384,7 @@ static int run(const struct options *o)
 	src_len = max_size + 4096;
 	/* The limit: the widest variant this CPU runs, always aligned. */
 	limit_variant = bench_widest_variant();
+	limit_fill = ntm_variant_memset_flush(limit_variant);
 
 	/* Both regions are filled before timing: all of it is touched. */
 	if (bench_map_copy_regions("bench copy", o->cpu, o->huge,
@@ -398,7 +402,8 @@ static int run(const struct options *o)
 		    bench_cpu_model(buf, sizeof(buf)), bench_current_cpu());
 	report_meta(&rep, "variant", "dispatched %s; limit = %s nt-fill, "
 		    "write-back %s, persistence domain %s",
-		    ntm_variant_active()->name, limit_variant->name,
+		    ntm_variant_name(ntm_variant_active()),
+		    ntm_variant_name(limit_variant),
 		    ntm_flush_insn_name(ntm_flush_active()),
 		    ntm_persist_domain_name(ntm_persist_domain_active()));
 	report_meta(&rep, "workload", "%s per run (x size/64 below 64 bytes), "

@@ -73,7 +73,7 @@ struct bench_case {
 /* --- the limit: an NT fill of the memmap's bytes, split over threads --- */
 
 struct fill_share {
-	const struct ntm_variant *v;
+	ntm_memset_fn fill;	/* the widest variant's */
 	unsigned char *p;
 	size_t n;
 	pthread_t thread;
@@ -83,7 +83,7 @@ static void *fill_share_run(void *arg)
 {
 	struct fill_share *f = arg;
 
-	f->v->memset_nt(f->p, 0xa5, f->n);
+	f->fill(f->p, 0xa5, f->n);
 	ntm_drain();	/* each thread orders its own NT stores */
 	return NULL;
 }
@@ -99,7 +99,7 @@ static int fill_limit(void *p, size_t n, unsigned threads)
 	for (unsigned i = 0; i < threads && !err; i++) {
 		size_t off = per * i < n ? per * i : n;
 
-		share[i].v = bench_widest_variant();
+		share[i].fill = ntm_variant_memset_flush(bench_widest_variant());
 		share[i].p = (unsigned char *)p + off;
 		share[i].n = n - off < per ? n - off : per;
 		if (i) {
@@ -472,7 +472,8 @@ static int run(struct options *o)
 		report_meta(&rep, "size", "%s in %s", parse_size_name(o->size, buf,
 			    sizeof(buf)), o->dir);
 	report_meta(&rep, "variant", "copies %s, limit = %s nt-fill",
-		    ntm_variant_active()->name, bench_widest_variant()->name);
+		    ntm_variant_name(ntm_variant_active()),
+		    ntm_variant_name(bench_widest_variant()));
 	report_meta(&rep, "runs", "%d, median [min, max]; memmap written back "
 		    "before each run", o->runs);
 	report_meta(&rep, "pmdk", "%s", pmdk.handle ? pmdk.path : why);

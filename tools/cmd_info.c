@@ -93,8 +93,7 @@ static void print_domains_text(const struct ntm_env *env)
 static void print_text(const struct ntm_env *env)
 {
 	uint32_t f = ntm_cpu_features();
-	size_t nv;
-	const struct ntm_variant *v = ntm_variant_list(&nv);
+	const char *active = ntm_variant_name(ntm_variant_active());
 	char buf[160];
 
 	printf("ntmem %s\n", ntm_version());
@@ -106,15 +105,19 @@ static void print_text(const struct ntm_env *env)
 	printf("\ncache line:       %zu bytes\n", ntm_cache_line_size());
 	printf("write-back:       %s\n", ntm_flush_insn_name(ntm_flush_active()));
 	printf("variants:        ");
-	for (size_t i = 0; i < nv; i++)
-		printf(" %s%s", v[i].name, ntm_variant_supported(&v[i]) ? "" : "(unsupported)");
+	for (size_t i = 0; i < ntm_variant_count(); i++) {
+		const struct ntm_variant *v = ntm_variant_at(i);
+
+		printf(" %s%s", ntm_variant_name(v),
+		       ntm_variant_supported(v) ? "" : "(unsupported)");
+	}
 	printf("\nntm_memcpy_nt:    %s (out of line);\n"
 	       "                  constant sizes inline: %s\n",
-	       ntm_variant_active()->name, isa_of_inline_path());
-	printf("ntm_memcpy_flush: %s%s\n", ntm_variant_active()->name,
+	       active, isa_of_inline_path());
+	printf("ntm_memcpy_flush: %s%s\n", active,
 	       ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE ?
 	       " non-temporal, no write-back (cpu_cache domain)" : "");
-	printf("ntm_memset_nt:    %s\n", ntm_variant_active()->name);
+	printf("ntm_memset_flush: %s\n", active);
 	printf("ntm_flush:        %s\n", ntm_flush_insn_name(ntm_flush_active()));
 	printf("ntm_drain:        %s\n",
 #if defined(__x86_64__)
@@ -169,9 +172,7 @@ static void print_domains_json(const struct ntm_env *env)
 static void print_json(const struct ntm_env *env)
 {
 	uint32_t f = ntm_cpu_features();
-	size_t nv;
-	const struct ntm_variant *v = ntm_variant_list(&nv);
-	const char *active = ntm_variant_active()->name;
+	const char *active = ntm_variant_name(ntm_variant_active());
 	const char *flush = ntm_flush_insn_name(ntm_flush_active());
 	char buf[160];
 	bool first = true;
@@ -187,12 +188,18 @@ static void print_json(const struct ntm_env *env)
 	printf("],\n  \"cache_line\": %zu,\n", ntm_cache_line_size());
 	printf("  \"flush\": \"%s\",\n", flush);
 	printf("  \"variants\": [");
-	for (size_t i = 0; i < nv; i++)
+	for (size_t i = 0; i < ntm_variant_count(); i++) {
+		const struct ntm_variant *v = ntm_variant_at(i);
+
 		printf("%s{\"name\": \"%s\", \"supported\": %s}", i ? ", " : "",
-		       v[i].name, ntm_variant_supported(&v[i]) ? "true" : "false");
+		       ntm_variant_name(v),
+		       ntm_variant_supported(v) ? "true" : "false");
+	}
+	/* "ntm_memset_nt": the old name's key, kept for scripts reading it. */
 	printf("],\n  \"primitives\": {\"ntm_memcpy_nt\": \"%s\", "
-	       "\"ntm_memcpy_flush\": \"%s\", \"ntm_memset_nt\": \"%s\", "
-	       "\"ntm_flush\": \"%s\"},\n", active, active, active, flush);
+	       "\"ntm_memcpy_flush\": \"%s\", \"ntm_memset_flush\": \"%s\", "
+	       "\"ntm_memset_nt\": \"%s\", \"ntm_flush\": \"%s\"},\n",
+	       active, active, active, active, flush);
 	printf("  \"inline_max\": %d,\n", NTM_INLINE_MAX);
 	print_domains_json(env);
 	printf("  \"env_ignored\": [");

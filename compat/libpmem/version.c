@@ -71,6 +71,6 @@ __attribute__((constructor)) static void pmem_compat_init(void)
 		fprintf(stderr, "ntmem libpmem %s: PMDK libpmem %d.%d drop-in, "
 			"copies %s, write-back %s\n", ntm_version(),
 			PMEM_MAJOR_VERSION, PMEM_MINOR_VERSION,
-			ntm_variant_active()->name,
+			ntm_variant_name(ntm_variant_active()),
 			ntm_flush_insn_name(ntm_flush_active()));
 }

@@ -28,8 +28,10 @@
  * An unknown value is ignored, with one warning line on stderr per process
  * (the only line the library prints without NTMEM_VERBOSE=1).
  *
- * Benchmarks and tests call each variant directly through
- * ntm_variant_list(); applications just call ntm_memcpy_nt() and friends.
+ * Benchmarks and tests call each variant directly: ntm_variant_count()
+ * and ntm_variant_at() walk the table, ntm_variant_memcpy_nt() and its
+ * siblings hand out its functions; applications just call ntm_memcpy_nt()
+ * and friends.
  */
 #ifndef NTMEM_VARIANT_H
 #define NTMEM_VARIANT_H
@@ -87,24 +89,61 @@ enum ntm_cpu_feature {
 	NTM_CPU_FEATURE_COUNT = 17,
 };
 
-/* One out-of-line implementation of the copy primitives. */
-struct ntm_variant {
-	const char *name;	/* "avx512", "avx2", "sse2", "neon", "generic" */
-	enum ntm_isa isa;
-	uint32_t needs;		/* ntm_cpu_feature bits this variant requires */
-	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
-	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
-	void *(*memset_nt)(void *dst, int c, size_t n);
-};
+/* The signatures of the copy and fill functions a variant provides. */
+typedef void *(*ntm_memcpy_fn)(void *dst, const void *src, size_t n);
+typedef void *(*ntm_memset_fn)(void *dst, int c, size_t n);
+
+/*
+ * One out-of-line implementation of the copy primitives. Opaque since
+ * 0.4: its fields are read through the accessors below, so the library
+ * can add to it without breaking programs built against it.
+ */
+struct ntm_variant;
 
 /**
- * ntm_variant_list() - every variant compiled into the library
+ * ntm_variant_count() - how many variants are compiled into the library,
+ * including those this CPU cannot run (check ntm_variant_supported())
+ */
+size_t ntm_variant_count(void);
+
+/**
+ * ntm_variant_at() - variant @i, ordered from the lowest ISA to the highest
+ *
+ * Return: the variant, or NULL when @i >= ntm_variant_count().
+ */
+const struct ntm_variant *ntm_variant_at(size_t i);
+
+/*
+ * What a variant is: its name ("avx512", "avx2", "sse2", "neon",
+ * "generic"), its instruction-set level, the ntm_cpu_feature bits it
+ * requires. @v must be a variant of the library (ntm_variant_at(),
+ * ntm_variant_find(), ntm_variant_active()).
+ */
+const char *ntm_variant_name(const struct ntm_variant *v);
+enum ntm_isa ntm_variant_isa(const struct ntm_variant *v);
+uint32_t ntm_variant_needs(const struct ntm_variant *v);
+
+/*
+ * The variant's own functions, with the contracts of ntm_memcpy_nt(),
+ * ntm_memcpy_flush() and ntm_memset_flush() but without their dispatch
+ * or copy policy: what benchmarks and tests call to measure or check one
+ * variant. Only a variant ntm_variant_supported() accepts may be called.
+ * Fetch the pointer once, outside a hot loop.
+ */
+ntm_memcpy_fn ntm_variant_memcpy_nt(const struct ntm_variant *v);
+ntm_memcpy_fn ntm_variant_memcpy_flush(const struct ntm_variant *v);
+ntm_memset_fn ntm_variant_memset_flush(const struct ntm_variant *v);
+
+/**
+ * ntm_variant_list() - every variant compiled into the library, as an array
  * @count: set to the number of entries
  *
- * Return: an array ordered from the lowest ISA to the highest; it includes
- * variants this CPU cannot run (check ntm_variant_supported()).
+ * Deprecated: the array's elements have the layout struct ntm_variant had
+ * in 0.1, which programs built against 0.1 index; it is no longer declared.
+ * Use ntm_variant_count() and ntm_variant_at().
  */
-const struct ntm_variant *ntm_variant_list(size_t *count);
+const struct ntm_variant *ntm_variant_list(size_t *count)
+	__attribute__((deprecated("use ntm_variant_count() and ntm_variant_at()")));
 
 /** ntm_variant_find() - the variant called @name, or NULL */
 const struct ntm_variant *ntm_variant_find(const char *name);

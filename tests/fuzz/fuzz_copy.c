@@ -2,7 +2,7 @@
 /*
  * fuzz_copy.c - the copy primitives against memcpy()/memset().
  *
- * Every out-of-line variant this CPU runs (ntm_variant_list() filtered by
+ * Every out-of-line variant this CPU runs (ntm_variant_at() filtered by
  * ntm_variant_supported()), the dispatched entry points, ntm_flush() and
  * ntm_persist() (which must not change a byte), and every constant-size
  * inline path of ntmem/inline.h (sizes 4 and 8..128 step 8, through the
@@ -106,25 +106,24 @@ static void add_op(enum op_kind kind, const struct ntm_variant *v,
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	size_t count;
-	const struct ntm_variant *list = ntm_variant_list(&count);
+	const struct ntm_variant *v;
 	char name[40];
 
 	(void)argc;
 	(void)argv;
-	for (size_t i = 0; i < count; i++) {
-		if (!ntm_variant_supported(&list[i]))
+	for (size_t i = 0; (v = ntm_variant_at(i)); i++) {
+		if (!ntm_variant_supported(v))
 			continue;
-		snprintf(name, sizeof(name), "%s memcpy_nt", list[i].name);
-		add_op(OP_VARIANT_NT, &list[i], 0, name);
-		snprintf(name, sizeof(name), "%s memcpy_flush", list[i].name);
-		add_op(OP_VARIANT_FLUSH, &list[i], 0, name);
-		snprintf(name, sizeof(name), "%s memset_nt", list[i].name);
-		add_op(OP_VARIANT_MEMSET, &list[i], 0, name);
+		snprintf(name, sizeof(name), "%s memcpy_nt", ntm_variant_name(v));
+		add_op(OP_VARIANT_NT, v, 0, name);
+		snprintf(name, sizeof(name), "%s memcpy_flush", ntm_variant_name(v));
+		add_op(OP_VARIANT_FLUSH, v, 0, name);
+		snprintf(name, sizeof(name), "%s memset_flush", ntm_variant_name(v));
+		add_op(OP_VARIANT_MEMSET, v, 0, name);
 	}
 	add_op(OP_NT, NULL, 0, "ntm_memcpy_nt");
 	add_op(OP_FLUSH_COPY, NULL, 0, "ntm_memcpy_flush");
-	add_op(OP_MEMSET, NULL, 0, "ntm_memset_nt");
+	add_op(OP_MEMSET, NULL, 0, "ntm_memset_flush");
 	add_op(OP_FLUSH, NULL, 0, "ntm_flush");
 	add_op(OP_PERSIST, NULL, 0, "ntm_persist");
 	for (size_t i = 0; i < sizeof(fixed_sizes) / sizeof(fixed_sizes[0]); i++) {
@@ -170,13 +169,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	switch (op->kind) {
 	case OP_VARIANT_NT:
-		ret = op->v->memcpy_nt(d, s, n);
+		ret = ntm_variant_memcpy_nt(op->v)(d, s, n);
 		break;
 	case OP_VARIANT_FLUSH:
-		ret = op->v->memcpy_flush(d, s, n);
+		ret = ntm_variant_memcpy_flush(op->v)(d, s, n);
 		break;
 	case OP_VARIANT_MEMSET:
-		ret = op->v->memset_nt(d, fill, n);
+		ret = ntm_variant_memset_flush(op->v)(d, fill, n);
 		break;
 	case OP_NT:
 		ret = (ntm_memcpy_nt)(d, s, n);
@@ -185,7 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ret = (ntm_memcpy_flush)(d, s, n);
 		break;
 	case OP_MEMSET:
-		ret = ntm_memset_nt(d, fill, n);
+		ret = ntm_memset_flush(d, fill, n);
 		break;
 	case OP_FLUSH:
 		ntm_flush(d, n);
