@@ -83,6 +83,11 @@ do_sections() {
 		esac
 	done
 	for p in $pages; do
+		# .TH names the page as its file does: man(1) and apropos
+		# show that title.
+		th=$(sed -n 's/^\.TH \([^ ]*\) \([^ ]*\).*/\1 \2/p' "$p" | head -n 1)
+		want="$(echo "${p%.*}" | tr 'a-z' 'A-Z') ${p##*.}"
+		[ "$th" = "$want" ] || bad "$p: .TH says '$th', not '$want'"
 		case $p in
 		*.1) need="NAME|SYNOPSIS|DESCRIPTION|OPTIONS|EXIT STATUS|ENVIRONMENT|EXAMPLES|SEE ALSO" ;;
 		*.3) need="NAME|SYNOPSIS|DESCRIPTION|RETURN VALUE|ERRORS|ENVIRONMENT|EXAMPLES|SEE ALSO" ;;
