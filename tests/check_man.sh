@@ -24,13 +24,14 @@
 #   install   meson install --destdir: every page of man/ is installed and
 #             every installed page, link pages included, renders
 set -u
-. "$MAN_ROOT/tests/cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+. "$(dirname "$0")/cli_lib.sh"
 
 check=$1
 cd "$MAN_SRCDIR" || exit 1
 
 # The pages in man/, whether registered or not.
-pages=$(ls ./*.[1-9] 2>/dev/null | sed 's|^\./||')
+pages=$(for p in ./*.[1-9]; do [ -f "$p" ] && echo "${p#./}"; done)
 
 # section_titles PAGE: its .SH titles, one a line, quotes removed.
 section_titles() {
@@ -86,7 +87,7 @@ do_sections() {
 		# .TH names the page as its file does: man(1) and apropos
 		# show that title.
 		th=$(sed -n 's/^\.TH \([^ ]*\) \([^ ]*\).*/\1 \2/p' "$p" | head -n 1)
-		want="$(echo "${p%.*}" | tr 'a-z' 'A-Z') ${p##*.}"
+		want="$(echo "${p%.*}" | tr '[:lower:]' '[:upper:]') ${p##*.}"
 		[ "$th" = "$want" ] || bad "$p: .TH says '$th', not '$want'"
 		case $p in
 		*.1) need="NAME|SYNOPSIS|DESCRIPTION|OPTIONS|EXIT STATUS|ENVIRONMENT|EXAMPLES|SEE ALSO" ;;
@@ -285,4 +286,4 @@ examples) do_examples ;;
 install) do_install ;;
 *) echo "usage: check_man.sh lint|sections|coverage|examples|install" >&2; exit 2 ;;
 esac
-exit $fail
+exit "$fail"
