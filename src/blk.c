@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "config_check.h"
 #include "badblocks.h"
 #include "fault.h"
 #include "internal.h"
@@ -252,6 +253,10 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 		return ntm_error(-EINVAL, "ns: NULL");
 	if (!cfg)
 		cfg = &defaults;
+	/* Before anything is allocated: a refused config changes nothing. */
+	ret = NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */);
+	if (ret)
+		return ret;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ntm_error(-ENOMEM, "blk: no memory");

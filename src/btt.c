@@ -23,6 +23,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "config_check.h"
 #include "btt_layout.h"
 #include "internal.h"
 #include "ntmem.h"
@@ -711,9 +712,10 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 		return ntm_error(-EINVAL, "btt: base is not 64-byte aligned");
 	if ((cfg->flags & NTM_BTT_CREATE) && (cfg->flags & NTM_BTT_READONLY))
 		return ntm_error(-EINVAL, "btt: CREATE and READONLY together");
-	if (cfg->flags & ~(NTM_BTT_CREATE | NTM_BTT_READONLY | NTM_BTT_LAZY))
-		return ntm_error(-EINVAL, "btt: unknown flags 0x%x",
-				 cfg->flags);
+	ret = NTM_CONFIG_CHECK(cfg, NTM_BTT_CREATE | NTM_BTT_READONLY |
+				   NTM_BTT_LAZY);
+	if (ret)
+		return ret;
 	if (size < 3ull * BTT_INFO_SIZE + BTT_ALIGN)
 		return ntm_error(-ENOSPC, "btt: %zu bytes hold no arena", size);
 	b = calloc(1, sizeof(*b));

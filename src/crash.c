@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_check.h"
 #include "check_shadow.h"
 #include "ntmem/crash.h"
 
@@ -309,7 +310,7 @@ static int check_config(const struct ntm_crash_config *cfg,
 	/* 2^k must fit the 64-bit state counter. */
 	if (cfg->exhaustive_max > 63)
 		return -EINVAL;
-	return 0;
+	return NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */);
 }
 
 int ntm_crash_run(const struct ntm_crash_config *cfg,

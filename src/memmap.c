@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "config_check.h"
 #include "memmap_internal.h"
 
 #define MAX_THREADS 256u
@@ -95,6 +96,10 @@ int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 		return ntm_error(-EINVAL, "mm: NULL");
 	if (!base || (uintptr_t)base % NTM_PAGE_SIZE)
 		return ntm_error(-EINVAL, "base %p: not page aligned", base);
+	/* Before anything is allocated: a refused config changes nothing. */
+	ret = cfg ? NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */) : 0;
+	if (ret)
+		return ret;
 	mm = calloc(1, sizeof(*mm));
 	if (!mm)
 		return ntm_error(-ENOMEM, "memmap: no memory");

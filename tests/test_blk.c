@@ -234,6 +234,48 @@ static void check_errmsg_has(const char *text, const char *what)
 
 /* --- open --------------------------------------------------------------- */
 
+/*
+ * The growth rule (src/config_check.h): a flag bit or a reserved word that
+ * is not 0 is refused before anything happens - here a btt_create that
+ * would have laid a BTT out over the namespace.
+ */
+static void test_open_config_reserved(void **state)
+{
+	struct dev d;
+	unsigned char *snap;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(ntm_ns_anon(&d.ns, DEV_SIZE, PG), 0);
+	d.base = ntm_ns_base(d.ns);
+	d.size = ntm_ns_size(d.ns);
+	dev_fill(&d, 17);
+	snap = snapshot(&d);
+	for (int i = 0; i < 6; i++) {
+		struct ntm_blk_config cfg = { .btt = true, .btt_create = true };
+		struct ntm_blk *blk = BLK_SENTINEL;
+		char want[64];
+
+		if (i < 4) {
+			cfg.reserved[i] = 1ull << (i * 21);
+			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
+		} else {
+			cfg.flags = i == 4 ? 1u : 1u << 31;
+			snprintf(want, sizeof(want),
+				 "cfg->flags has unknown bits 0x%x", cfg.flags);
+		}
+		check_ret(ntm_blk_open(&blk, d.ns, &cfg), -EINVAL, want);
+		assert_ptr_equal(blk, BLK_SENTINEL);
+		check_errmsg_has(want, want);
+		check_unchanged(&d, snap, want);
+	}
+	/* Those fields 0: the same config lays the BTT out. */
+	check_ret(ntm_blk_open(&d.blk, d.ns, &(struct ntm_blk_config){
+			.btt = true, .btt_create = true }), 0, "btt_create");
+	dev_close(&d);
+	free(snap);
+}
+
 static void test_open_sector_size(void **state)
 {
 	static const unsigned bad[] = { 1024, 1, 256, 513, 2048, 8192, 65536 };
@@ -1444,6 +1486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_sector_size),
+		cmocka_unit_test(test_open_config_reserved),
 		cmocka_unit_test(test_roundtrip_512),
 		cmocka_unit_test(test_roundtrip_4096),
 		cmocka_unit_test(test_vectored),

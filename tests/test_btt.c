@@ -271,6 +271,48 @@ static void test_args(void **state)
 	munmap(base, size);
 }
 
+/*
+ * The growth rule (src/config_check.h): a flag bit no NTM_BTT_* names, or
+ * a reserved word that is not 0, is refused before anything is written -
+ * here a CREATE that would have laid a BTT out over the zeroed region.
+ */
+static void test_config_reserved(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	struct ntm_btt *b;
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		struct ntm_btt_config cfg = { .flags = NTM_BTT_CREATE };
+		char want[64];
+
+		if (i < 4) {
+			cfg.reserved[i] = 1ull << (i * 21);
+			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
+		} else {
+			unsigned bit = i == 4 ? 1u << 3 : 1u << 31;
+
+			cfg.flags |= bit;
+			snprintf(want, sizeof(want),
+				 "cfg->flags has unknown bits 0x%x", bit);
+		}
+		b = (struct ntm_btt *)base;
+		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
+		assert_null(b);
+		if (!strstr(ntm_errmsg(), want))
+			fail_msg("ntm_errmsg() '%s' lacks '%s'", ntm_errmsg(),
+				 want);
+		for (size_t at = 0; at < size; at++)
+			if (base[at])
+				fail_msg("%s: byte %zu written", want, at);
+	}
+	/* The same config with those fields 0 creates. */
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	ntm_btt_close(b);
+	munmap(base, size);
+}
+
 /* PMDK's fresh pools: no BTT until the first write. */
 static void test_lazy(void **state)
 {
@@ -749,6 +791,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_roundtrip_4096),
 		cmocka_unit_test(test_zero_error_flags),
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_config_reserved),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_two_arenas),
 		cmocka_unit_test(test_corrupt),

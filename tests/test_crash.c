@@ -764,6 +764,34 @@ static void args_invalid(void **state)
 	bad.exhaustive_max = 64;
 	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
 
+	/*
+	 * The growth rule (src/config_check.h): a flag bit or reserved word
+	 * that is not 0 is refused, named, before anything runs: no check,
+	 * no result written.
+	 */
+	for (int i = 0; i < 6; i++) {
+		struct ntm_crash_result untouched;
+		char want[64];
+
+		bad = cfg;
+		if (i < 4) {
+			bad.reserved[i] = 1ull << (i * 21);
+			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
+		} else {
+			bad.flags = i == 4 ? 1u : 1u << 31;
+			snprintf(want, sizeof(want),
+				 "cfg->flags has unknown bits 0x%x", bad.flags);
+		}
+		memset(&res, 0x5a, sizeof(res));
+		untouched = res;
+		assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
+		if (!strstr(ntm_errmsg(), want))
+			fail_msg("ntm_errmsg() '%s' lacks '%s'", ntm_errmsg(),
+				 want);
+		assert_memory_equal(&res, &untouched, sizeof(res));
+		assert_int_equal(images, 0);
+	}
+
 	/* A region tracked already belongs to someone else. */
 	assert_int_equal(ntm_check_track(region, 64), 0);
 	assert_int_equal(ntm_crash_run(&cfg, noop, NULL, &res), -EINVAL);

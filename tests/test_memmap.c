@@ -1076,6 +1076,20 @@ static void test_bad_create(void **state)
 		{ "base + 1", "base", 1, false, 62 * MiB, { .threads = 1 } },
 		{ "base + 2 KiB", "base", 2048, false, 62 * MiB,
 		  { .threads = 1 } },
+		/* The growth rule (config_check.h): a field of a later release. */
+		{ "flags bit 0", "cfg->flags has unknown bits 0x1", 0, false,
+		  64 * MiB, { .threads = 1, .flags = 1 } },
+		{ "flags bit 31", "cfg->flags has unknown bits 0x80000000", 0,
+		  false, 64 * MiB, { .threads = 1, .flags = 1u << 31 } },
+		{ "reserved[0]", "cfg->reserved[0] must be 0", 0, false, 64 * MiB,
+		  { .threads = 1, .reserved[0] = 1 } },
+		{ "reserved[1]", "cfg->reserved[1] must be 0", 0, false, 64 * MiB,
+		  { .threads = 1, .reserved[1] = 1ull << 63 } },
+		{ "reserved[2]", "cfg->reserved[2] must be 0", 0, false, 64 * MiB,
+		  { .threads = 1, .reserved[2] = 2 } },
+		{ "reserved[3], map=dev", "cfg->reserved[3] must be 0", 0, false,
+		  64 * MiB, { .place = NTM_MEMMAP_DEV, .threads = 1,
+			      .reserved[3] = 1 } },
 	};
 	unsigned char *base = ntm_ns_base(ns);
 

@@ -103,6 +103,17 @@ struct ntm_blk_config {
 	bool btt;
 	bool btt_create;
 	uint32_t btt_nfree;
+	/*
+	 * Room to grow without breaking the ABI: bits of @flags and the
+	 * reserved words get meanings in later releases, zero meaning what
+	 * the library does today. Both must be 0 here (-EINVAL otherwise),
+	 * as a config cleared with { 0 } or built with designated
+	 * initialisers is. Four words: twice what the config structs grew
+	 * by from 0.1 to 0.3 (a callback and its argument, a path and a
+	 * count); 32 bytes in a struct passed once per open.
+	 */
+	unsigned flags;		/* none defined yet */
+	uint64_t reserved[4];
 };
 
 struct ntm_badblock {
@@ -113,7 +124,8 @@ struct ntm_badblock {
 /**
  * ntm_blk_open() - a block device over @ns
  *
- * Return: 0, or -EINVAL (sector size; a namespace size that is not a
+ * Return: 0, or -EINVAL (a flag bit or reserved word of @cfg that is not
+ * 0; sector size; a namespace size that is not a
  * multiple of it; a bad-sector list file with a line that is not
  * "sector count", or that is not a regular file; with a BTT: hardened
  * mode, a sector size other than the BTT's, metadata that cannot be

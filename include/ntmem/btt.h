@@ -61,6 +61,16 @@ struct ntm_btt_config {
 	 */
 	int (*persist)(void *arg, const void *p, size_t n);
 	void *persist_arg;
+	/*
+	 * Room to grow without breaking the ABI: the bits of @flags no
+	 * NTM_BTT_* names and the reserved words get meanings in later
+	 * releases, zero meaning what the library does today. Both must
+	 * be 0 here (-EINVAL otherwise), as a config cleared with { 0 } or
+	 * built with designated initialisers is. Four words: twice what the config structs grew
+	 * by from 0.1 to 0.3 (a callback and its argument, a path and a
+	 * count); 32 bytes in a struct passed once per open.
+	 */
+	uint64_t reserved[4];
 };
 
 /**
@@ -74,7 +84,8 @@ struct ntm_btt_config {
  * blocks whose map entry is sound still work) or fails with -EINVAL and
  * a message (ntm_errmsg()) naming the arena and the field.
  *
- * Return: 0, -EINVAL, -ENOMEM, -ENOSPC (@size too small for one arena).
+ * Return: 0, -EINVAL (also: a flag bit no NTM_BTT_* names, a reserved
+ * word that is not 0), -ENOMEM, -ENOSPC (@size too small for one arena).
  */
 int ntm_btt_open(struct ntm_btt **btt, void *base, size_t size,
 		 const struct ntm_btt_config *cfg);

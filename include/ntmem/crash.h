@@ -61,6 +61,17 @@ struct ntm_crash_config {
 	int (*check)(void *image, size_t size, void *arg);
 	void *arg;
 	int stop_at_first;
+	/*
+	 * Room to grow without breaking the ABI: bits of @flags and the
+	 * reserved words get meanings in later releases, zero meaning what
+	 * the library does today. Both must be 0 here (-EINVAL otherwise),
+	 * as a config cleared with { 0 } or built with designated
+	 * initialisers is. Four words: twice what the config structs grew
+	 * by from 0.1 to 0.3 (a callback and its argument, a path and a
+	 * count); 32 bytes in a struct passed once per run.
+	 */
+	unsigned flags;		/* none defined yet */
+	uint64_t reserved[4];
 };
 
 struct ntm_crash_result {
@@ -92,7 +103,8 @@ struct ntm_crash_result {
  *
  * Return: 0 when every image passed, 1 when some failed (see @res), or
  * -EINVAL (a NULL pointer or size, unknown points, exhaustive_max above
- * 63, a region already tracked), -ENOMEM, -EBUSY (another run is going
+ * 63, a region already tracked, a flag bit or reserved word that is not
+ * 0, which ntm_errmsg() names), -ENOMEM, -EBUSY (another run is going
  * on: the recorder has one hook).
  */
 int ntm_crash_run(const struct ntm_crash_config *cfg,

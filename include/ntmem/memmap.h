@@ -109,6 +109,17 @@ struct ntm_memmap_config {
 	/* NTM_INIT_CALL: copies one descriptor; e.g. a peer library's copy */
 	void *(*copy)(void *dst, const void *src, size_t n, void *arg);
 	void *copy_arg;
+	/*
+	 * Room to grow without breaking the ABI: bits of @flags and the
+	 * reserved words get meanings in later releases, zero meaning what
+	 * the library does today. Both must be 0 here (-EINVAL otherwise),
+	 * as a config cleared with { 0 } or built with designated
+	 * initialisers is. Four words: twice what the config structs grew
+	 * by from 0.1 to 0.3 (a callback and its argument, a path and a
+	 * count); 32 bytes in a struct passed once per create.
+	 */
+	unsigned flags;		/* none defined yet */
+	uint64_t reserved[4];
 };
 
 struct ntm_memmap;
@@ -134,7 +145,8 @@ struct ntm_memmap;
  * Return: 0, -EINVAL (ntm_errmsg() names the argument: a length that is
  * not a multiple of the page size or alignment, a region smaller than its
  * own memmap with NTM_MEMMAP_DEV, an unknown layout, zero or more than 256
- * threads, a missing copy function), -ENOSPC (NTM_MEMMAP_DEV: the file
+ * threads, a missing copy function, a flag bit or reserved word that is
+ * not 0), -ENOSPC (NTM_MEMMAP_DEV: the file
  * system has no room for the descriptors; ntm_errmsg() names the namespace
  * path and the bytes needed; the file's contents are unchanged), another
  * error of the file system, or -ENOMEM.
