@@ -9,7 +9,8 @@
 #                 threaded tests under ThreadSanitizer, and each fuzzer for
 #                 a few seconds on its seed corpus, and a fixed subset of
 #                 the mutation proof, and the aarch64 build's copy, recorder
-#                 and crash tests under qemu-user (make check-aarch64)
+#                 and crash tests under qemu-user (make check-aarch64);
+#                 every part runs, and the summary names what failed
 #   make mutate   the mutation proof: delete each write-back and fence of
 #                 the durability paths in turn; the recorder tests must fail
 #   make fuzz     run each libFuzzer harness for FUZZ_SECONDS (default 60)
@@ -17,8 +18,10 @@
 #   make install  install into PREFIX (default /usr/local)
 #   make deb      the Debian packages (debian/), in build-deb/
 #   make check-deb  make deb, then check the packages unpacked in a
-#                 scratch root: pkg-config, the tool, the drop-ins, the
-#                 man pages, lintian (CI runs it after make check)
+#                 scratch root (pkg-config, the tool, the drop-ins, the
+#                 man pages, lintian) and installed with dpkg in a mount
+#                 namespace over throwaway overlays; CI runs it after
+#                 make check. Nothing is installed on this system.
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
