@@ -138,9 +138,10 @@ ntm_memset_fn ntm_variant_memset_flush(const struct ntm_variant *v);
  * ntm_variant_list() - every variant compiled into the library, as an array
  * @count: set to the number of entries
  *
- * Deprecated: the array's elements have the layout struct ntm_variant had
- * in 0.1, which programs built against 0.1 index; it is no longer declared.
- * Use ntm_variant_count() and ntm_variant_at().
+ * Deprecated: kept for programs built against 0.1, which index the array
+ * with the struct's 0.1 layout (the library keeps it). With the struct
+ * opaque a program built now cannot index it: use ntm_variant_count()
+ * and ntm_variant_at().
  */
 const struct ntm_variant *ntm_variant_list(size_t *count)
 	__attribute__((deprecated("use ntm_variant_count() and ntm_variant_at()")));
