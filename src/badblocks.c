@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "badblocks.h"
-#include "internal.h"
+#include "error.h"
 
 /*
  * A list file this large is not one ntmem wrote: 64 MiB is over two

@@ -2,7 +2,8 @@
 /*
  * badblocks.h - the bad-sector list of an emulated namespace: a sorted
  * array of disjoint, non-touching ranges of 512-byte sectors, and the file
- * that keeps it across runs. Never installed.
+ * that keeps it across runs (badblocks.c); a devdax device's list as sysfs
+ * has it (badblocks_sysfs.c). Never installed.
  *
  * A list is a value: a change builds a new list and leaves the old one as
  * it was, so the block device can write the new one to disk first and
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ntmem/blk.h"
 
@@ -68,5 +70,21 @@ int ntm_bb_load(const char *path, uint64_t nsectors, struct ntm_bb_list *out);
  * Return: 0 or -errno, with ntm_errmsg() naming the step that failed.
  */
 int ntm_bb_save(const char *path, const struct ntm_bb_list *list);
+
+/* --- badblocks_sysfs.c: a devdax device's media errors --- */
+
+/*
+ * Shift the region-relative "sector count" lines of @text into the device
+ * window [dev_start, dev_start + dev_size) of a region starting at
+ * @region_start; @add receives each clipped range in device sectors.
+ */
+int ntm_badblocks_translate(const char *text, uint64_t region_start,
+			    uint64_t dev_start, uint64_t dev_size,
+			    int (*add)(void *arg, uint64_t sector, uint64_t count),
+			    void *arg);
+/* Feed @add the media errors of devdax device @rdev, read under @root. */
+int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
+			 int (*add)(void *arg, uint64_t sector, uint64_t count),
+			 void *arg);
 
 #endif /* NTMEM_BADBLOCKS_H */

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "internal.h"
+#include "badblocks.h"
 
 #define SECTOR 512u
 

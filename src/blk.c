@@ -17,11 +17,14 @@
 
 #include "config_check.h"
 #include "badblocks.h"
+#include "dispatch.h"
+#include "error.h"
 #include "fault.h"
-#include "internal.h"
+#include "ns_internal.h"
 #include "ntmem/blk.h"
 #include "ntmem/btt.h"
 #include "ntmem/mc.h"
+#include "ntmem/memmap.h"
 
 #define CHUNK 4096u	/* the kernel copies pmem a page at a time */
 /*

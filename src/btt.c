@@ -25,8 +25,8 @@
 
 #include "config_check.h"
 #include "btt_layout.h"
-#include "internal.h"
-#include "ntmem.h"
+#include "dispatch.h"
+#include "error.h"
 #include "ntmem/btt.h"
 #include "ntmem/mc.h"
 

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ntmem/ns.h"
 #include "check_shadow.h"
 #include "watch/watch.h"
 

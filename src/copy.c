@@ -38,7 +38,8 @@
  * and its cached copy writes nothing back. `ntmem bench copy --calibrate`
  * measures where the two copies cross on the machine at hand.
  */
-#include "internal.h"
+#include "copy_policy.h"
+#include "cpu.h"
 #include "variant_impl.h"
 
 struct ntm_bound ntm_bound;

@@ -6,7 +6,7 @@
  * architecture without a non-temporal backend, and the baseline that every
  * other variant must beat.
  */
-#include "internal.h"
+#include "dispatch.h"
 
 void *ntm_generic_memcpy_nt(void *dst, const void *src, size_t n)
 {

@@ -6,11 +6,19 @@
  * The choice is a pure function of (features, ceiling), kept separate from
  * detection so the tests can feed it fake CPUs.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cpu.h"
+#include "dispatch.h"
+#include "env.h"
+#include "error.h"
+#include "flush.h"
+#include "ntmem.h"
+#include "ntmem/embed.h"
 #include "variant_impl.h"
 
 static const struct ntm_variant variants[] = {
@@ -28,13 +36,47 @@ static const struct ntm_variant variants[] = {
 const struct ntm_dispatch *ntm_dispatch_published;
 static struct ntm_dispatch chosen;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
-/* Ceilings set by an embedding library before the first call (-1: none). */
+/*
+ * Ceilings set by an embedding library before the choice (-1: none), and
+ * whether choose() has read them: under one lock, so a ceiling set while
+ * another thread chooses is either used or refused, never lost.
+ */
+static pthread_mutex_t caps_lock = PTHREAD_MUTEX_INITIALIZER;
 static int caller_isa_cap = -1, caller_flush_cap = -1;
+static bool caps_read;
 
-void ntm_dispatch_set_caps(int isa_cap, int flush_cap)
+int ntm_dispatch_set_caps(int isa_cap, int flush_cap)
 {
-	caller_isa_cap = isa_cap;
-	caller_flush_cap = flush_cap;
+	int ret = 0;
+
+	if (isa_cap < -1 || isa_cap > NTM_ISA_AVX512)
+		return ntm_error(-EINVAL, "isa_cap %d: -1 or an enum ntm_isa",
+				 isa_cap);
+	if (flush_cap < -1 || flush_cap > NTM_FLUSH_DC_CVADP)
+		return ntm_error(-EINVAL, "flush_cap %d: -1 or an enum "
+				 "ntm_flush_insn", flush_cap);
+	pthread_mutex_lock(&caps_lock);
+	if (caps_read) {
+		ret = -EBUSY;
+	} else {
+		caller_isa_cap = isa_cap;
+		caller_flush_cap = flush_cap;
+	}
+	pthread_mutex_unlock(&caps_lock);
+	if (ret)
+		return ntm_error(ret, "ceilings: the variant and write-back are "
+				 "chosen already (set them before the first "
+				 "copy or query)");
+	return 0;
+}
+
+bool ntm_verbose(void)
+{
+	const struct ntm_dispatch *d =
+		__atomic_load_n(&ntm_dispatch_published, __ATOMIC_ACQUIRE);
+
+	/* Before the choice: the same rule, without making the choice. */
+	return d ? d->verbose : ntm_env_switch(getenv("NTMEM_VERBOSE")) == 1;
 }
 
 /* The lower of two ceilings, -1 meaning none. */
@@ -112,17 +154,21 @@ static void choose(void)
 {
 	struct ntm_env env;
 	const struct ntm_variant *best;
+	int isa_cap, flush_cap;
 
 	ntm_env_read(&env);
+	pthread_mutex_lock(&caps_lock);
+	caps_read = true;
+	isa_cap = lower_cap(env.isa_cap, caller_isa_cap);
+	flush_cap = lower_cap(env.flush_cap, caller_flush_cap);
+	pthread_mutex_unlock(&caps_lock);
 	chosen.features = ntm_cpu_detect();
-	chosen.variant = ntm_variant_select(chosen.features,
-					    lower_cap(env.isa_cap, caller_isa_cap));
+	chosen.variant = ntm_variant_select(chosen.features, isa_cap);
 	chosen.memcpy_nt = chosen.variant->memcpy_nt;
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
 	chosen.memset_nt = chosen.variant->memset_flush;
 	chosen.nt_threshold = env.nt_threshold;
-	chosen.flush_insn = ntm_flush_select(chosen.features,
-					     lower_cap(env.flush_cap, caller_flush_cap));
+	chosen.flush_insn = ntm_flush_select(chosen.features, flush_cap);
 	chosen.domain_override = env.persist_domain < 0 ? NTM_PERSIST_NONE
 							: env.persist_domain;
 	/*

@@ -7,8 +7,11 @@
  *   NTMEM_FLUSH    clwb|clflushopt|clflush|none  ceiling on the write-back
  *                  (cvadp|cvap|cvac|none     (default: the best the CPU has)
  *                  on aarch64)
- *   NTMEM_VERBOSE  1                         print choices once to stderr
- *                                            (default: silent)
+ *   NTMEM_VERBOSE  1|yes|true|on             print choices once to stderr,
+ *                                            and every error's message
+ *                  0|no|false|off|empty      (default: silent)
+ *                  (any case; ntm_env_switch(); the libpmem and
+ *                  libpmemblk drop-ins read it through ntm_verbose())
  *   NTMEM_NT_THRESHOLD  bytes (4k, 1m: binary suffixes)  below it,
  *                  ntm_memcpy_flush() into a destination that is not
  *                  8-byte aligned uses ordinary stores and write-backs
@@ -18,9 +21,10 @@
  *                  (default: each namespace's nd region in sysfs, and
  *                  memory_controller for memory outside namespaces)
  *
- * An unknown value of NTMEM_ISA, NTMEM_FLUSH or NTMEM_PERSIST_DOMAIN, or
- * an NTMEM_NT_THRESHOLD that is not a size, is ignored, and the dispatcher
- * warns about it once on stderr even without NTMEM_VERBOSE.
+ * An unknown value of NTMEM_ISA, NTMEM_FLUSH, NTMEM_PERSIST_DOMAIN or
+ * NTMEM_VERBOSE, or an NTMEM_NT_THRESHOLD that is not a size, is ignored
+ * (NTMEM_VERBOSE is then off), and the dispatcher warns about it once on
+ * stderr even without NTMEM_VERBOSE.
  *
  * Read once, by the dispatcher's first call; changing them later has no
  * effect in a running process.
@@ -28,8 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "internal.h"
+#include "copy_policy.h"
+#include "env.h"
 
 /* Levels are per architecture (NTM_ISA_NEON is level 1, as SSE2 is). */
 static const char *const isa_names[] = {
@@ -157,6 +163,44 @@ static size_t read_threshold(struct ntm_env *env, const char *var, size_t def)
 	return def;
 }
 
+/*
+ * An on/off variable's words. PMDK's libraries read their switches with
+ * atoi(), which made "yes" off in the libpmem drop-in and on in ntmem:
+ * one table now, and a word it does not hold is reported, not guessed.
+ */
+static const char *const switch_on[] = { "1", "yes", "true", "on" };
+static const char *const switch_off[] = { "0", "no", "false", "off" };
+#define SWITCH_WORDS (sizeof(switch_on) / sizeof(*switch_on))
+
+int ntm_env_switch(const char *value)
+{
+	if (!value || !*value)
+		return 0;
+	for (size_t i = 0; i < SWITCH_WORDS; i++) {
+		if (strcasecmp(value, switch_on[i]) == 0)
+			return 1;
+		if (strcasecmp(value, switch_off[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* NTMEM_VERBOSE: off, and described in env->bad, for an unknown word. */
+static bool read_switch(struct ntm_env *env, const char *var)
+{
+	const char *val = getenv(var);
+	int on = ntm_env_switch(val);
+	size_t used;
+
+	if (on >= 0)
+		return on;
+	used = strlen(env->bad);
+	snprintf(env->bad + used, sizeof(env->bad) - used,
+		 "%s%s=%s ignored (unknown value; on: 1|yes|true|on, off: "
+		 "0|no|false|off, any case)", used ? "\n" : "", var, val);
+	return false;
+}
+
 /* NTMEM_PERSIST_DOMAIN's values: index + 1 is the enum ntm_persist_domain. */
 static const char *const domain_names[] = {
 	"memory_controller", "cpu_cache",
@@ -164,7 +208,6 @@ static const char *const domain_names[] = {
 
 void ntm_env_read(struct ntm_env *env)
 {
-	const char *verbose = getenv("NTMEM_VERBOSE");
 	int domain;
 
 	env->bad[0] = '\0';
@@ -172,7 +215,7 @@ void ntm_env_read(struct ntm_env *env)
 				(int)(sizeof(isa_names) / sizeof(*isa_names)));
 	env->flush_cap = read_cap(env, "NTMEM_FLUSH", flush_names,
 				  (int)(sizeof(flush_names) / sizeof(*flush_names)));
-	env->verbose = verbose && strcmp(verbose, "0") != 0 && *verbose;
+	env->verbose = read_switch(env, "NTMEM_VERBOSE");
 	env->nt_threshold = read_threshold(env, "NTMEM_NT_THRESHOLD",
 					   NTM_NT_THRESHOLD_DEFAULT);
 	domain = read_cap(env, "NTMEM_PERSIST_DOMAIN", domain_names,

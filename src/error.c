@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * error.c - the message behind the last -errno a library call returned in
- * this thread. The library never prints (unless NTMEM_VERBOSE=1); callers
- * that want to tell a user why read ntm_errmsg().
+ * this thread. The library never prints (unless NTMEM_VERBOSE is on);
+ * callers that want to tell a user why read ntm_errmsg().
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "error.h"
+#include "ntmem.h"
+#include "ntmem/embed.h"
 
 static __thread char last_error[256];
 
@@ -23,7 +25,11 @@ int ntm_error(int err, const char *fmt, ...)
 	if (used >= 0 && (size_t)used < sizeof(last_error))
 		snprintf(last_error + used, sizeof(last_error) - used, " (%s)",
 			 strerror(-err));
-	if (ntm_dispatch()->verbose)
+	/*
+	 * ntm_verbose(), not the dispatch table: an error before the choice
+	 * (a bad ceiling from ntm_dispatch_set_caps()) must not make it.
+	 */
+	if (ntm_verbose())
 		fprintf(stderr, "ntmem: %s\n", last_error);
 	return err;
 }

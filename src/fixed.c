@@ -6,4 +6,4 @@
  * so the twin and the inline path are the same code.
  */
 #define NTM_BUILD_FIXED_TWINS 1
-#include "internal.h"
+#include "dispatch.h"

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "error.h"
 #include "fault.h"
-#include "internal.h"
 #include "ntmem/mc.h"
 
 /*

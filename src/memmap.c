@@ -12,7 +12,10 @@
 #include <sys/mman.h>
 
 #include "config_check.h"
+#include "dispatch.h"
+#include "error.h"
 #include "memmap_internal.h"
+#include "ns_internal.h"
 
 #define MAX_THREADS 256u
 #define ALIGN_2M (2ul << 20)

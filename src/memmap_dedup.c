@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dispatch.h"
+#include "error.h"
 #include "memmap_internal.h"
 
 /* Mappings this process already has, and the system's limit. */

@@ -7,7 +7,10 @@
 #ifndef NTMEM_MEMMAP_INTERNAL_H
 #define NTMEM_MEMMAP_INTERNAL_H
 
-#include "internal.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "ntmem/memmap.h"
 
 /* Pageblock migrate types (one byte per 512 pages). */

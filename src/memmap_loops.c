@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "dispatch.h"
 #include "memmap_internal.h"
 
 #ifndef LOOPS_NAME

@@ -18,7 +18,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "dispatch.h"
+#include "error.h"
+#include "ns_internal.h"
+#include "ntmem/embed.h"
+#include "persist_domain.h"
 #include "watch/watch.h"
 
 #ifndef MAP_SHARED_VALIDATE
@@ -329,6 +333,9 @@ static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 	return 0;
 }
 
+/* What ntm_ns_open() and ntm_ns_open_fd() take. */
+#define OPEN_FLAGS (NTM_NS_READONLY | NTM_NS_EMULATE | NTM_NS_ANY_SIZE)
+
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
 	bool ro = flags & NTM_NS_READONLY;
@@ -337,8 +344,9 @@ int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 
 	if (!out || !path || !*path)
 		return ntm_error(-EINVAL, "path: none given");
-	if (flags & ~(NTM_NS_READONLY | NTM_NS_EMULATE))
-		return ntm_error(-EINVAL, "flags: unknown bits 0x%x", flags);
+	if (flags & ~OPEN_FLAGS)
+		return ntm_error(-EINVAL, "flags: unknown bits 0x%x",
+				 flags & ~OPEN_FLAGS);
 	/*
 	 * Look before opening: an O_PATH descriptor opens nothing, so a FIFO
 	 * does not wait for a writer, a socket does not fail with ENXIO and a
@@ -372,6 +380,11 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 	size_t size = 0, align = PAGE;
 	int ret;
 
+	if (!out || !path)
+		return ntm_error(-EINVAL, "%s: NULL", out ? "path" : "ns");
+	if (flags & ~OPEN_FLAGS)
+		return ntm_error(-EINVAL, "flags: unknown bits 0x%x",
+				 flags & ~OPEN_FLAGS);
 	if (fstat(fd, &st))
 		return ntm_error(-errno, "path '%s': cannot stat", path);
 	ret = check_file_type(&st, path);

@@ -33,7 +33,9 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "internal.h"
+#include "env.h"
+#include "ntmem/embed.h"
+#include "persist_domain.h"
 
 const char *ntm_sysfs_root = "/sys";
 
@@ -152,31 +154,52 @@ int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr)
 	return n < 0 ? n : ret;
 }
 
-struct all_cpu_cache {
-	int regions, cpu_cache, unreadable;
+/* The weakest domain read so far, and the first error of one unread. */
+struct weakest {
+	int domain, err;
 };
 
-static int count_domain(void *arg, const char *region, int domain)
+static int weaker(void *arg, const char *region, int domain)
 {
-	struct all_cpu_cache *a = arg;
+	struct weakest *w = arg;
 
 	(void)region;
-	a->regions++;
-	a->cpu_cache += domain == NTM_PERSIST_CPU_CACHE;
-	a->unreadable += domain < 0;
+	if (domain < 0)
+		w->err = w->err ? w->err : domain;
+	else if (domain < w->domain)
+		w->domain = domain;
 	return 0;
+}
+
+int ntm_persist_domain_weakest(const char *root)
+{
+	struct weakest w = { NTM_PERSIST_CPU_CACHE, 0 };
+	int n = ntm_persist_domain_regions(root, weaker, &w);
+
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return NTM_PERSIST_NONE;
+	/* A region known not to be cpu_cache settles it, readable or not. */
+	if (w.err && w.domain == NTM_PERSIST_CPU_CACHE)
+		return w.err;
+	return w.domain;
 }
 
 int ntm_persist_domain_all_cpu_cache(const char *root)
 {
-	struct all_cpu_cache a = { 0, 0, 0 };
+	int d = ntm_persist_domain_weakest(root);
 
-	if (ntm_persist_domain_regions(root, count_domain, &a) < 0)
-		return -1;
-	/* A region known not to be cpu_cache settles it, readable or not. */
-	if (a.cpu_cache + a.unreadable < a.regions)
-		return 0;
-	if (a.unreadable)
-		return -1;
-	return a.regions > 0;
+	return d < 0 ? -1 : d == NTM_PERSIST_CPU_CACHE;
+}
+
+int ntm_persist_domain_system(void)
+{
+	struct ntm_env env;
+
+	/* Read now, not at the dispatcher's choice: PMDK reads sysfs per call. */
+	ntm_env_read(&env);
+	if (env.persist_domain >= 0)
+		return env.persist_domain;
+	return ntm_persist_domain_weakest(ntm_sysfs_root);
 }

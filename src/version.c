@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* version.c - the run-time twin of the NTM_VERSION_* macros. */
-#include "internal.h"
+#include "ntmem.h"
 
 const char *ntm_version(void)
 {

@@ -13,7 +13,8 @@
  * that copies correctly when called through the dlsym() pointer (destination
  * offsets 0..15 cover the 16-byte, 8-byte, 4-byte and fallback paths of the
  * out-of-line twin; source offsets 0 and 3). The library's internal
- * functions (internal.h, the per-variant functions) must not resolve.
+ * functions (src/'s private headers, the per-variant functions) must not
+ * resolve.
  * This program does not link libntmem: everything comes from dlopen().
  */
 #define _GNU_SOURCE

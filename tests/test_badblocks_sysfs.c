@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "badblocks.h"
 
 #define REGION0 0x100000000ull		/* region0's first byte */
 #define WINDOW (REGION0 + (1u << 20))	/* the device: sector 2048 on */

@@ -71,7 +71,7 @@
 #include <unistd.h>
 
 #include <ntmem.h>
-#include "internal.h"
+#include "copy_policy.h"
 #include "testutil.h"
 
 #define GUARD 128		/* canary bytes checked on each side of dst */

@@ -6,7 +6,7 @@
  * (feature bits, ceiling), so they are fed fake CPUs: hand-picked ones for
  * the documented rules (no state saved by the OS means no AVX, ...) and
  * then every subset of the feature bits with every
- * ceiling -1..4, checked against the rule stated in internal.h ("highest
+ * ceiling -1..4, checked against the rule stated in dispatch.h ("highest
  * variant whose needs are in the features and whose ISA <= the ceiling").
  * Needs are read from the variant table, not copied here, so a change to
  * variants.def is tested as written.
@@ -31,7 +31,10 @@
 #include <string.h>
 
 #include <ntmem.h>
-#include "internal.h"
+#include "copy_policy.h"
+#include "cpu.h"
+#include "env.h"
+#include "flush.h"
 #include "variant_impl.h"
 #include "testutil.h"
 

@@ -34,7 +34,11 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include <ntmem.h>
+
+#include "dispatch.h"
+#include "env.h"
+#include "persist_domain.h"
 #include "testutil.h"
 #include "sysfs_tree.h"
 

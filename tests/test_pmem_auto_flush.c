@@ -21,7 +21,7 @@
 
 #include <libpmem.h>
 
-#include "internal.h"
+#include "persist_domain.h"
 #include "testutil.h"
 #include "sysfs_tree.h"
 

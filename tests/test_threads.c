@@ -65,7 +65,7 @@
 #include <cmocka.h>
 
 #include <ntmem.h>
-#include "internal.h"
+#include "dispatch.h"
 #include "testutil.h"
 
 #define PG ((size_t)4096)

@@ -22,7 +22,7 @@
  * The crossover at one offset is the smallest size from which nt beat
  * cached (medians) at every larger size measured. The library applies
  * NTMEM_NT_THRESHOLD only to destinations that are not 8-byte aligned
- * (src/internal.h, ntm_flush_cached()): its line is the largest crossover
+ * (src/copy_policy.h, ntm_flush_cached()): its line is the largest crossover
  * at such offsets. The drop-in applies PMEM_MOVNT_THRESHOLD, PMDK's, at
  * every alignment and hands longer copies to ntm_memcpy_flush(), which
  * applies NTMEM_NT_THRESHOLD to the unaligned ones: its line is the
@@ -38,7 +38,8 @@
 #include "bench.h"
 #include "bench_calibrate.h"
 #include "bench_inline.h"
-#include "internal.h"
+#include "copy_policy.h"
+#include "env.h"
 #include "parse.h"
 
 enum ccase { C_CACHED, C_NT, C_DEFAULT, NCASES };

@@ -12,7 +12,8 @@
  * tool): info shows the ignored values exactly as the dispatcher judged
  * them, from the one definition of what a valid value is.
  */
-#include "internal.h"
+#include "env.h"
+#include "persist_domain.h"
 
 #include "bench.h"
 #include "commands.h"

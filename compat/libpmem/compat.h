@@ -14,7 +14,7 @@ struct pmem_env {
 	size_t movnt_threshold;	/* PMEM_MOVNT_THRESHOLD, default 256 */
 	bool no_movnt;		/* PMEM_NO_MOVNT=1: temporal copies only */
 	bool no_flush;		/* PMEM_NO_FLUSH=1, or auto flush detected */
-	bool verbose;		/* NTMEM_VERBOSE=1 */
+	bool verbose;		/* NTMEM_VERBOSE: ntm_verbose() */
 };
 
 extern struct pmem_env pmem_env;

@@ -23,7 +23,9 @@
  * PMEM_WC_WORKAROUND at load (copy kernels ntmem does not have) and
  * PMEM_MMAP_HINT (a mapping address ntmem does not take): all ignored.
  * ntmem's own NTMEM_ISA / NTMEM_FLUSH / NTMEM_VERBOSE still apply; the
- * lower ceiling wins. NTMEM_NT_THRESHOLD applies inside the non-temporal
+ * lower ceiling wins. NTMEM_VERBOSE follows ntmem's rule (ntm_verbose():
+ * 1|yes|true|on is on, 0|no|false|off or empty is off, any case), not
+ * atoi(): "yes" means the same here as in the library. NTMEM_NT_THRESHOLD applies inside the non-temporal
  * copies (ntm_memcpy_flush()), never in place of PMEM_MOVNT_THRESHOLD: it
  * divides only the unaligned ones, and a program that sets no PMDK
  * variable keeps PMDK's 256 (man ntmem-libpmem(7)).
@@ -33,8 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ntmem.h>
+#include <ntmem/embed.h>
+
 #include "compat.h"
-#include "internal.h"
 
 struct pmem_env pmem_env = { .is_pmem_force = -1, .movnt_threshold = 256 };
 
@@ -57,7 +61,7 @@ void pmem_env_read(void)
 	no_flush = env_int("PMEM_NO_FLUSH", -1);
 	pmem_env.no_flush = no_flush < 0 ? pmem_auto_flush_detect() == 1
 					 : no_flush != 0;
-	pmem_env.verbose = env_int("NTMEM_VERBOSE", 0) != 0;
+	pmem_env.verbose = ntm_verbose();
 
 	if (env_int("PMEM_AVX512F", 1) == 0)
 		isa_cap = NTM_ISA_AVX2;
@@ -66,7 +70,15 @@ void pmem_env_read(void)
 	if (env_int("PMEM_NO_CLWB", 0))
 		flush_cap = env_int("PMEM_NO_CLFLUSHOPT", 0) ? NTM_FLUSH_CLFLUSH
 							     : NTM_FLUSH_CLFLUSHOPT;
-	ntm_dispatch_set_caps(isa_cap, flush_cap);
+	/*
+	 * Only the constructor calls this, before anything has copied, so
+	 * the choice is not made yet; should a program's own constructor
+	 * have copied first (-EBUSY), PMDK's ceilings cannot apply any more
+	 * and NTMEM_VERBOSE says so.
+	 */
+	if (ntm_dispatch_set_caps(isa_cap, flush_cap) && pmem_env.verbose)
+		fprintf(stderr, "ntmem libpmem: PMEM_* ceilings not applied: %s\n",
+			ntm_errmsg());
 }
 
 static pthread_once_t force_once = PTHREAD_ONCE_INIT;

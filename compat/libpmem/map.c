@@ -26,11 +26,11 @@
 #include <unistd.h>
 
 #include <ntmem.h>
+#include <ntmem/embed.h>
 
 #include "compat.h"
 #include "include/libpmem.h"
-#include "internal.h"
-#include "watch/watch.h"
+#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
 		    PMEM_FILE_TMPFILE)

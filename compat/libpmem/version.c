@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include <ntmem.h>
+#include <ntmem/embed.h>
 
 #include "compat.h"
-#include "internal.h"
 #include "include/libpmem.h"
 
 static __thread char errmsg[256];
@@ -48,20 +48,17 @@ const char *pmem_check_version(unsigned major_required, unsigned minor_required)
  * 1 when every nd region says its persistence domain is the CPU cache
  * (eADR: flushes are unnecessary), 0 otherwise or without regions, -1
  * when sysfs cannot be read: PMDK's answer, from the library's own reader
- * (src/persist_domain.c). NTMEM_PERSIST_DOMAIN, when set, is the answer
- * instead (cpu_cache: 1, memory_controller: 0): the drop-in then agrees
- * with the write-backs ntmem itself skips or makes. Read directly, not
- * through the dispatcher, which the constructor must not start before it
+ * (ntm_persist_domain_system()). NTMEM_PERSIST_DOMAIN, when set, is the
+ * answer instead (cpu_cache: 1, memory_controller: 0): the drop-in then
+ * agrees with the write-backs ntmem itself skips or makes. It does not
+ * start the dispatcher, which the constructor must not start before it
  * has set PMDK's ceilings.
  */
 int pmem_auto_flush_detect(void)
 {
-	struct ntm_env env;
+	int domain = ntm_persist_domain_system();
 
-	ntm_env_read(&env);
-	if (env.persist_domain >= 0)
-		return env.persist_domain == NTM_PERSIST_CPU_CACHE;
-	return ntm_persist_domain_all_cpu_cache(ntm_sysfs_root);
+	return domain < 0 ? -1 : domain == NTM_PERSIST_CPU_CACHE;
 }
 
 __attribute__((constructor)) static void pmem_compat_init(void)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <ntmem.h>
+#include <ntmem/embed.h>
 
 #include "blk.h"
 #include "include/libpmemblk.h"
@@ -148,9 +149,8 @@ int pmemblk_ctl_exec(PMEMblkpool *pbp, const char *name, void *arg)
 
 __attribute__((constructor)) static void pmemblk_compat_init(void)
 {
-	const char *v = getenv("NTMEM_VERBOSE");
-
-	blk_ctl_verbose = v && atoi(v) != 0;
+	/* ntmem's rule: "yes" is on here as in the library (ntm_verbose()). */
+	blk_ctl_verbose = ntm_verbose();
 	if (blk_ctl_verbose)
 		fprintf(stderr, "ntmem libpmemblk %s: PMDK libpmemblk %d.%d "
 			"drop-in\n", ntm_version(), PMEMBLK_MAJOR_VERSION,

@@ -24,10 +24,10 @@
 #include <unistd.h>
 
 #include <ntmem.h>
+#include <ntmem/embed.h>
 
 #include "blk.h"
 #include "include/libpmemblk.h"
-#include "internal.h"
 
 #define POOLSET_SIG "PMEMPOOLSET"
 

@@ -76,12 +76,19 @@ enum ntm_persist_domain {
 #define NTM_NS_READONLY (1u << 0)	/* map read-only; persist is a no-op */
 #define NTM_NS_TEMPORARY (1u << 1)	/* create: unlink the file once mapped */
 #define NTM_NS_EMULATE (1u << 2)	/* a non-DAX file emulates pmem */
+/*
+ * open: a regular file of any non-zero length maps, not only a multiple of
+ * the page size; ntm_ns_size() is the file's length. For PMDK's pool
+ * files, which need not be whole pages: the libpmem and libpmemblk
+ * drop-ins open theirs with it (ntm_ns_open_fd(), ntmem/embed.h).
+ */
+#define NTM_NS_ANY_SIZE (1u << 3)
 
 /**
  * ntm_ns_open() - map an existing device or file as a namespace
  * @ns:    set to the new namespace on success
  * @path:  /dev/daxX.Y, or a regular file (on a DAX filesystem or not)
- * @flags: NTM_NS_READONLY, NTM_NS_EMULATE
+ * @flags: NTM_NS_READONLY, NTM_NS_EMULATE, NTM_NS_ANY_SIZE
  *
  * A devdax device's size and alignment come from sysfs; a file's size is
  * its length and its alignment the page size, or 2 MiB for a DAX file

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dispatch.h"
 
 /*
  * Below this many bytes ntm_memcpy_nt() copies into a destination that is

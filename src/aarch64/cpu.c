@@ -12,7 +12,8 @@
  */
 #include <sys/auxv.h>
 
-#include "internal.h"
+#include "cpu.h"
+#include "ntmem/variant.h"
 
 /* Linux's arm64 hwcap bits (uapi asm/hwcap.h), for older libc headers. */
 #ifndef HWCAP_ASIMD

@@ -16,7 +16,8 @@
  * written as the SYS instructions they are (op1 3, CRn c7, op2 1; CRm c12
  * for CVAP, c13 for CVADP).
  */
-#include "internal.h"
+#include "dispatch.h"
+#include "flush.h"
 
 /* First line that overlaps p, for a power-of-two line size. */
 static inline uintptr_t line_down(const void *p, size_t line)

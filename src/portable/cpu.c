@@ -5,7 +5,7 @@
  */
 #include <unistd.h>
 
-#include "internal.h"
+#include "cpu.h"
 
 uint32_t ntm_cpu_detect(void)
 {

@@ -7,7 +7,8 @@
  * always_inline primitive with NTM_REC(NTM_REC_WRITEBACK, line, 1) beside
  * it, as x86_64/flush.c does, so the recorder build sees every line.
  */
-#include "internal.h"
+#include "dispatch.h"
+#include "flush.h"
 
 ntm_flush_fn ntm_flush_impl(enum ntm_flush_insn insn)
 {

@@ -51,7 +51,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "copy_policy.h"
 
 /*
  * Below this many bytes an unaligned "nt" copy uses ordinary stores.

@@ -9,7 +9,8 @@
  */
 #include <cpuid.h>
 
-#include "internal.h"
+#include "cpu.h"
+#include "ntmem/variant.h"
 
 /* XCR0 bits: SSE (1) + AVX upper halves (2); opmask, ZMM0-15 hi, ZMM16-31. */
 #define XCR0_YMM 0x06u

@@ -7,7 +7,8 @@
  * and CLFLUSHes, but the non-temporal stores around it are not, so callers
  * drain the same way whichever instruction is in use.
  */
-#include "internal.h"
+#include "dispatch.h"
+#include "flush.h"
 
 /* First line that overlaps p, for a power-of-two line size. */
 static inline uintptr_t line_down(const void *p, size_t line)

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * persist_domain.h - persistence domains of nd regions, read from sysfs
+ * (src/persist_domain.c). Never installed.
+ */
+#ifndef NTMEM_PERSIST_DOMAIN_H
+#define NTMEM_PERSIST_DOMAIN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/*
+ * Where sysfs is mounted: "/sys". A test points it at a fake tree before
+ * the first namespace opens (not thread-safe, not exported).
+ */
+extern const char *ntm_sysfs_root;
+
+/*
+ * The domain of the nd region holding device @dev under @root: a character
+ * device (@chr: devdax) or a block device (a file's st_dev: fsdax).
+ * NTM_PERSIST_NONE when no nd region holds it, its attribute is missing or
+ * empty; a negative errno when the attribute cannot be read.
+ */
+int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
+/*
+ * @fn(@arg, name, domain) for each nd region under @root, in name order
+ * (region2 before region10): domain is an enum ntm_persist_domain, or a
+ * negative errno when the region's attribute cannot be read. A non-zero
+ * return of @fn stops the walk and is returned. Return: the number of
+ * regions (0 without an nd bus), or a negative errno.
+ */
+int ntm_persist_domain_regions(const char *root,
+			       int (*fn)(void *arg, const char *region, int domain),
+			       void *arg);
+/*
+ * The weakest domain of the nd regions under @root (ntm_persist_domain_system()
+ * without the variable): NTM_PERSIST_NONE without any region; a negative
+ * errno when one cannot be read and every one read is cpu_cache (one
+ * weaker settles whether lines must be written back, read or not).
+ */
+int ntm_persist_domain_weakest(const char *root);
+/*
+ * pmem_has_auto_flush()'s answer under @root: 1 when there are nd regions
+ * and every one is cpu_cache; 0 when one is not, or there are none; -1
+ * when one cannot be read and none is known not to be cpu_cache.
+ */
+int ntm_persist_domain_all_cpu_cache(const char *root);
+
+#endif /* NTMEM_PERSIST_DOMAIN_H */
