@@ -2,8 +2,9 @@
 /*
  * badblocks.h - the bad-sector list of an emulated namespace: a sorted
  * array of disjoint, non-touching ranges of 512-byte sectors, and the file
- * that keeps it across runs (badblocks.c); a devdax device's list as sysfs
- * has it (badblocks_sysfs.c). Never installed.
+ * that keeps it across runs (badblocks.c); one device's list shared by
+ * its requests (badblocks_shared.c); a devdax device's list as sysfs has
+ * it (badblocks_sysfs.c). Never installed.
  *
  * A list is a value: a change builds a new list and leaves the old one as
  * it was, so the block device can write the new one to disk first and
@@ -17,6 +18,7 @@
 #ifndef NTMEM_BADBLOCKS_H
 #define NTMEM_BADBLOCKS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +72,63 @@ int ntm_bb_load(const char *path, uint64_t nsectors, struct ntm_bb_list *out);
  * Return: 0 or -errno, with ntm_errmsg() naming the step that failed.
  */
 int ntm_bb_save(const char *path, const struct ntm_bb_list *list);
+
+/* --- badblocks_shared.c: one device's list, read by every request --- */
+
+/*
+ * The list of a block device, shared between the requests that read it
+ * and the calls that change it (injects, a write that clears a sector).
+ * n mirrors list.n and is read without the lock on every request: an
+ * empty list costs one load, and a request that races with a change sees
+ * the list before or after it, as with the kernel's seqlock-protected
+ * badblocks. A change is built aside under @change, written to @path
+ * when there is one, and only then switched in under @lock.
+ */
+struct ntm_bb_shared {
+	pthread_mutex_t change;
+	pthread_rwlock_t lock;
+	size_t n;
+	struct ntm_bb_list list;
+	char *path;		/* the file that keeps it, or NULL */
+};
+
+/* An empty list kept nowhere. */
+void ntm_bb_shared_init(struct ntm_bb_shared *bb);
+void ntm_bb_shared_destroy(struct ntm_bb_shared *bb);
+/*
+ * Keep the list in the file at @path from now on, starting with what it
+ * holds (ntm_bb_load(); ranges past @nsectors dropped). 0 or -errno with
+ * the message set. Before the device is shared between threads.
+ */
+int ntm_bb_shared_load(struct ntm_bb_shared *bb, const char *path,
+		       uint64_t nsectors);
+/*
+ * Add devdax device @rdev's media errors, read under sysfs @root (never
+ * written back: the platform owns that list). 0 or -errno with the message
+ * set. Before the device is shared between threads.
+ */
+int ntm_bb_shared_load_devdax(struct ntm_bb_shared *bb, const char *root,
+			      dev_t rdev, uint64_t dev_size);
+/* True when the bytes [off, off + len) meet a bad sector. */
+bool ntm_bb_shared_overlaps_slow(struct ntm_bb_shared *bb, uint64_t off,
+				 uint64_t len);
+static inline bool ntm_bb_shared_overlaps(struct ntm_bb_shared *bb,
+					  uint64_t off, uint64_t len)
+{
+	if (__atomic_load_n(&bb->n, __ATOMIC_ACQUIRE) == 0)
+		return false;
+	return ntm_bb_shared_overlaps_slow(bb, off, len);
+}
+/*
+ * Add (@add) or clear sectors [sector, sector + count), durably in the
+ * file first when there is one. Any failure leaves the list in memory and
+ * on disk as it was. 0, -ENOMEM or the error of ntm_bb_save().
+ */
+int ntm_bb_shared_change(struct ntm_bb_shared *bb, uint64_t sector,
+			 uint64_t count, bool add);
+/* Copy up to @max ranges into @out; return how many the list holds. */
+size_t ntm_bb_shared_get(struct ntm_bb_shared *bb, struct ntm_badblock *out,
+			 size_t max);
 
 /* --- badblocks_sysfs.c: a devdax device's media errors --- */
 

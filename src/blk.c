@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * blk.c - a block device on a namespace: validate a request once, then
- * copy page by page without further checks (unless hardened); bad sectors
- * kept as a sorted list of ranges. See ntmem/blk.h.
+ * copy page by page without further checks (unless hardened), failing
+ * reads of bad sectors (the list: badblocks_shared.c). See ntmem/blk.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +43,7 @@ struct ntm_blk {
 	bool managed;		/* the library owns the bad-sector list */
 	bool cpu_durable;	/* FUA/flush need only a drain */
 	const struct ntm_memmap *memmap;
-	char *bb_path;		/* where the list persists, or NULL */
-	/*
-	 * The bad-sector list. nbad mirrors bad.n and is read without the
-	 * lock on every request: an empty list costs one load, and a request
-	 * that races with an inject sees the list before or after it, as
-	 * with the kernel's seqlock-protected badblocks. A change is built
-	 * aside under bb_change and switched in under bb_lock.
-	 */
-	pthread_mutex_t bb_change;
-	pthread_rwlock_t bb_lock;
-	size_t nbad;
-	struct ntm_bb_list bad;
+	struct ntm_bb_shared bad;	/* the bad-sector list, kept in a file */
 	/*
 	 * A file-backed namespace may be sparse: the first store into a hole
 	 * allocates, and on a full file system that store is a SIGBUS. Each
@@ -73,42 +61,13 @@ struct ntm_blk {
 };
 /* --- the bad-sector list ------------------------------------------------ */
 
-static bool bb_overlaps(struct ntm_blk *b, uint64_t off, uint64_t len)
-{
-	bool hit;
-
-	if (__atomic_load_n(&b->nbad, __ATOMIC_ACQUIRE) == 0)
-		return false;
-	pthread_rwlock_rdlock(&b->bb_lock);
-	hit = ntm_bb_overlaps(&b->bad, off / NTM_BADBLOCK_SECTOR,
-			      (len + NTM_BADBLOCK_SECTOR - 1) / NTM_BADBLOCK_SECTOR);
-	pthread_rwlock_unlock(&b->bb_lock);
-	return hit;
-}
-
-/* Make @next the list readers see; the old one is freed. */
-static void bb_switch(struct ntm_blk *b, struct ntm_bb_list *next)
-{
-	struct ntm_bb_list old;
-
-	pthread_rwlock_wrlock(&b->bb_lock);
-	old = b->bad;
-	b->bad = *next;
-	__atomic_store_n(&b->nbad, next->n, __ATOMIC_RELEASE);
-	pthread_rwlock_unlock(&b->bb_lock);
-	ntm_bb_free(&old);
-}
-
 /*
- * Add or clear [sector, sector + count): build the new list, make it
- * durable in its file, and only then let readers see it. Any failure
- * leaves the list in memory and on disk as it was.
+ * Add or clear [sector, sector + count) where the library owns the list:
+ * an emulated namespace's, not the platform's list of a real device.
  */
 static int bb_change(struct ntm_blk *b, uint64_t sector, uint64_t count, bool add)
 {
 	uint64_t limit = b->size / NTM_BADBLOCK_SECTOR;
-	struct ntm_bb_list next;
-	int ret;
 
 	if (!b->managed)
 		return ntm_error(-EOPNOTSUPP, "badblocks: a real device's list "
@@ -121,24 +80,7 @@ static int bb_change(struct ntm_blk *b, uint64_t sector, uint64_t count, bool ad
 				 (unsigned long long)sector,
 				 (unsigned long long)count,
 				 (unsigned long long)limit);
-	/* Changers queue here; readers only wait for the switch. */
-	pthread_mutex_lock(&b->bb_change);
-	ret = ntm_bb_change(&b->bad, sector, count, add, &next);
-	if (ret) {
-		ret = ntm_error(ret, "badblocks: no memory");
-		goto out;
-	}
-	if (b->bb_path) {
-		ret = ntm_bb_save(b->bb_path, &next);
-		if (ret) {
-			ntm_bb_free(&next);
-			goto out;
-		}
-	}
-	bb_switch(b, &next);
-out:
-	pthread_mutex_unlock(&b->bb_change);
-	return ret;
+	return ntm_bb_shared_change(&b->bad, sector, count, add);
 }
 
 int ntm_blk_badblocks_add(struct ntm_blk *b, uint64_t sector, uint64_t count)
@@ -157,29 +99,9 @@ int ntm_blk_badblocks_clear(struct ntm_blk *b, uint64_t sector, uint64_t count)
 
 size_t ntm_blk_badblocks(struct ntm_blk *b, struct ntm_badblock *out, size_t max)
 {
-	size_t n;
-
 	if (!b)
 		return 0;
-	pthread_rwlock_rdlock(&b->bb_lock);
-	n = b->bad.n;
-	if (n && max && out)
-		memcpy(out, b->bad.v, (n < max ? n : max) * sizeof(*out));
-	pthread_rwlock_unlock(&b->bb_lock);
-	return n;
-}
-
-/* Collects a devdax device's ranges from sysfs while the device opens. */
-static int bb_add_cb(void *arg, uint64_t sector, uint64_t count)
-{
-	struct ntm_bb_list *list = arg, next;
-	int ret = ntm_bb_change(list, sector, count, true, &next);
-
-	if (ret == 0) {
-		ntm_bb_free(list);
-		*list = next;
-	}
-	return ret;
+	return ntm_bb_shared_get(&b->bad, out, max);
 }
 
 /* --- open / close ------------------------------------------------------- */
@@ -275,8 +197,7 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	b->managed = kind != NTM_NS_DEVDAX && kind != NTM_NS_FSDAX;
 	/* Only a file's blocks can be missing; devdax and anon have none. */
 	b->reserve = !b->readonly && kind != NTM_NS_DEVDAX && kind != NTM_NS_ANON;
-	pthread_mutex_init(&b->bb_change, NULL);
-	pthread_rwlock_init(&b->bb_lock, NULL);
+	ntm_bb_shared_init(&b->bad);
 	if (b->sector != 512 && b->sector != 4096) {
 		ret = ntm_error(-EINVAL, "sector_size %u: 512 or 4096",
 				cfg->sector_size);
@@ -303,38 +224,33 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	/* An emulated namespace keeps its list in a file, if it has one. */
 	ret = 0;
 	if (b->managed && cfg->badblocks_path) {
-		b->bb_path = strdup(cfg->badblocks_path);
-		ret = b->bb_path ? 0 : -ENOMEM;
+		ret = ntm_bb_shared_load(&b->bad, cfg->badblocks_path,
+					 b->size / NTM_BADBLOCK_SECTOR);
 	} else if (b->managed && !ntm_ns_is_temporary(ns) && *ntm_ns_path(ns)) {
-		if (asprintf(&b->bb_path, "%s.badblocks", ntm_ns_path(ns)) < 0)
-			b->bb_path = NULL, ret = -ENOMEM;
-	}
-	if (ret) {
-		ret = ntm_error(ret, "blk: no memory");
-		goto out_free;
-	}
-	if (b->bb_path) {
-		ret = ntm_bb_load(b->bb_path, b->size / NTM_BADBLOCK_SECTOR,
-				  &b->bad);
-		if (ret)
+		char *path;
+
+		if (asprintf(&path, "%s.badblocks", ntm_ns_path(ns)) < 0) {
+			ret = ntm_error(-ENOMEM, "blk: no memory");
 			goto out_free;
+		}
+		ret = ntm_bb_shared_load(&b->bad, path,
+					 b->size / NTM_BADBLOCK_SECTOR);
+		free(path);
 	}
+	if (ret)
+		goto out_free;
 	/* Under a BTT the raw media's list means nothing to the sectors. */
 	if (kind == NTM_NS_DEVDAX && !b->btt) {
 		struct stat st;
 
 		/* The platform's list is read, never written. */
 		if (stat(ntm_ns_path(ns), &st) == 0) {
-			ret = ntm_badblocks_devdax("/sys", st.st_rdev, b->size,
-						   bb_add_cb, &b->bad);
-			if (ret) {
-				ret = ntm_error(ret, "badblocks: cannot read the "
-						"region's list in sysfs");
+			ret = ntm_bb_shared_load_devdax(&b->bad, "/sys",
+							st.st_rdev, b->size);
+			if (ret)
 				goto out_free;
-			}
 		}
 	}
-	b->nbad = b->bad.n;
 	*out = b;
 	return 0;
 
@@ -348,11 +264,8 @@ void ntm_blk_close(struct ntm_blk *b)
 	if (!b)
 		return;
 	ntm_btt_close(b->btt);
-	free(b->bb_path);
 	free(b->reserved);
-	ntm_bb_free(&b->bad);
-	pthread_rwlock_destroy(&b->bb_lock);
-	pthread_mutex_destroy(&b->bb_change);
+	ntm_bb_shared_destroy(&b->bad);
 	free(b);
 }
 
@@ -510,7 +423,7 @@ static ssize_t do_read(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 {
 	uint64_t pos = off;
 
-	if (bb_overlaps(b, off, len))
+	if (ntm_bb_shared_overlaps(&b->bad, off, len))
 		return ntm_error(-EIO, "offset %llu length %zu: bad sector",
 				 (unsigned long long)off, len);
 	if (b->btt)
@@ -679,7 +592,7 @@ static ssize_t do_write(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 	if (b->hardened && check_pages(b, off, len))
 		return -EFAULT;
 	/* Writing a bad sector clears it, as the pmem driver does. */
-	clears = bb_overlaps(b, off, len);
+	clears = ntm_bb_shared_overlaps(&b->bad, off, len);
 	if (clears && !b->managed)
 		return ntm_error(-EIO, "offset %llu: bad sector on a real device "
 				 "(the platform clears it: ndctl clear-errors)",
