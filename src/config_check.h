@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "error.h"
 
 /*
  * 0 when @flags has no bit outside @known and every one of the @n words
