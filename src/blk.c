@@ -41,7 +41,6 @@ struct ntm_blk {
 	bool hardened;
 	bool readonly;		/* a read-only namespace: no writes, no injects */
 	bool managed;		/* the library owns the bad-sector list */
-	bool cpu_durable;	/* FUA/flush need only a drain */
 	const struct ntm_memmap *memmap;
 	struct ntm_bb_shared bad;	/* the bad-sector list, kept in a file */
 	/*
@@ -134,7 +133,7 @@ static int open_btt(struct ntm_blk *b, const struct ntm_blk_config *cfg)
 	if (cfg->btt_create && b->readonly)
 		return ntm_error(-EROFS, "btt: cannot lay out a BTT on a "
 				 "read-only namespace");
-	if (!b->cpu_durable) {
+	if (ntm_ns_page_cached(b->ns)) {
 		bc.persist = btt_persist;
 		bc.persist_arg = b->ns;
 	}
@@ -192,7 +191,6 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	b->hardened = cfg->hardened;
 	b->readonly = ntm_ns_is_readonly(ns);
 	b->memmap = cfg->memmap;
-	b->cpu_durable = ntm_ns_cpu_durable(ns) || ntm_ns_kind(ns) == NTM_NS_ANON;
 	kind = ntm_ns_kind(ns);
 	b->managed = kind != NTM_NS_DEVDAX && kind != NTM_NS_FSDAX;
 	/* Only a file's blocks can be missing; devdax and anon have none. */
@@ -502,49 +500,16 @@ static int reserve_space(struct ntm_blk *b, uint64_t off, size_t len)
 	return 0;
 }
 
-/* Make [off, off + len) durable the way the namespace needs. */
-static int persist_range(struct ntm_blk *b, uint64_t off, size_t len)
-{
-	if (b->cpu_durable) {
-		/*
-		 * ntm_memcpy_flush left no dirty line: one SFENCE orders the NT
-		 * stores and write-backs before we return.
-		 */
-		ntm_arch_drain();
-		return 0;
-	}
-	return ntm_ns_persist(b->ns, b->base + off, len);
-}
-
-#if defined(__aarch64__)
-/* Ordinary stores, nothing written back: aarch64's cpu_cache copy. */
-static void *copy_cached(void *dst, const void *src, size_t n)
-{
-	ntm_store_copy(dst, src, n);
-	return dst;
-}
-#endif
-
 /*
- * The page-sized flush-cache copies of a write. In a cpu_cache domain no
- * line needs writing back: on x86-64 the non-temporal copy, whose cached
- * edges stay in the cache, is the fastest a fence makes durable
- * (dispatch.c); on aarch64 ntm_memcpy_nt() writes every line back (STNP
- * is only a hint), so ordinary stores are the copy there. The fence of
- * persist_range() is then all a FUA write costs (ntm_ns_persist() skips
- * its write-back as well).
+ * The page-sized copies of a write, with the copy the namespace's domain
+ * needs (ntm_ns_copy(): none of them leaves a line that needs writing
+ * back), so that ntm_ns_persist_copied() - a fence, msync() behind a page
+ * cache - is all a FUA write or a flush adds.
  */
 static void store(struct ntm_blk *b, const struct iovec *iov, int iovcnt,
 		  uint64_t pos)
 {
-#if defined(__aarch64__)
-	void *(*const cpu_cache_copy)(void *, const void *, size_t) = copy_cached;
-#else
-	void *(*const cpu_cache_copy)(void *, const void *, size_t) = ntm_memcpy_nt;
-#endif
-	void *(*copy)(void *dst, const void *src, size_t n) =
-		ntm_ns_persist_domain(b->ns) == NTM_PERSIST_CPU_CACHE ?
-			cpu_cache_copy : ntm_memcpy_flush;
+	ntm_ns_copy_fn copy = ntm_ns_copy(b->ns);
 
 	for (int v = 0; v < iovcnt; v++) {
 		const uint8_t *src = iov[v].iov_base;
@@ -573,7 +538,7 @@ static int store_guarded(struct ntm_blk *b, const struct iovec *iov,
 		return write_fault_error(b, g.addr);
 	ntm_fault_guard_arm(&g, b->base + off, len);
 	store(b, iov, iovcnt, off);
-	ret = durable ? persist_range(b, off, len) : 0;
+	ret = durable ? ntm_ns_persist_copied(b->ns, b->base + off, len) : 0;
 	ntm_fault_guard_disarm();
 	return ret;
 }
@@ -703,16 +668,16 @@ int ntm_blk_flush(struct ntm_blk *b)
 	if (!b)
 		return ntm_error(-EINVAL, "blk: NULL");
 	/* A BTT write persisted itself (msync too, where needed). */
-	if (b->cpu_durable || b->btt) {
+	if (b->btt) {
 		/* Orders every earlier NT store and write-back of this CPU. */
 		ntm_arch_drain();
 		return 0;
 	}
-	/* Write-backs of a truncated file's pages fault like loads. */
+	/* msync() of a truncated file's pages faults like a load. */
 	if (sigsetjmp(g.env, 0))
 		return write_fault_error(b, g.addr);
 	ntm_fault_guard_arm(&g, b->base, b->size);
-	ret = ntm_ns_persist(b->ns, b->base, b->size);
+	ret = ntm_ns_persist_copied(b->ns, b->base, b->size);
 	ntm_fault_guard_disarm();
 	return ret;
 }

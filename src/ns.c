@@ -634,7 +634,24 @@ bool ntm_ns_is_temporary(const struct ntm_ns *ns)
 	return ns->temporary || ns->kind == NTM_NS_ANON;
 }
 
-int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
+/* A page cache stands between the CPU and the medium: msync() persists. */
+static bool behind_page_cache(const struct ntm_ns *ns)
+{
+	return ns->kind == NTM_NS_FILE ||
+	       (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media);
+}
+
+bool ntm_ns_page_cached(const struct ntm_ns *ns)
+{
+	return behind_page_cache(ns);
+}
+
+/*
+ * The one persist policy of a namespace; @lines_dirty: the stores may have
+ * left lines of the range in the CPU cache (anything but ntm_ns_copy()).
+ */
+static int persist(const struct ntm_ns *ns, const void *p, size_t n,
+		   bool lines_dirty)
 {
 	uintptr_t a = (uintptr_t)p;
 
@@ -651,19 +668,55 @@ int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
 	 * buffers, where the write-out msync starts does not see them. In a
 	 * cpu_cache domain the cache is inside it: the fence alone will do.
 	 */
-	if (ns->kind != NTM_NS_FILE && ns->domain != NTM_PERSIST_CPU_CACHE)
+	if (lines_dirty && ns->kind != NTM_NS_FILE &&
+	    ns->domain != NTM_PERSIST_CPU_CACHE)
 		ntm_flush_lines(p, n);
 	/* Orders the write-backs and NT stores before what follows. */
 	ntm_arch_drain();
-	if (ns->kind == NTM_NS_FILE ||
-	    (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media)) {
-		/* The page cache stands between the CPU and the disk. */
+	if (behind_page_cache(ns)) {
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
 			return ntm_error(-errno, "range %p+%zu: msync failed", p, n);
 	}
 	return 0;
+}
+
+int ntm_ns_persist(const struct ntm_ns *ns, const void *p, size_t n)
+{
+	return persist(ns, p, n, true);
+}
+
+int ntm_ns_persist_copied(const struct ntm_ns *ns, const void *p, size_t n)
+{
+	return persist(ns, p, n, false);
+}
+
+#if defined(__aarch64__)
+/* Ordinary stores, nothing written back: aarch64's cpu_cache copy. */
+static void *copy_cached(void *dst, const void *src, size_t n)
+{
+	ntm_store_copy(dst, src, n);
+	return dst;
+}
+#endif
+
+/*
+ * In a cpu_cache domain no line needs writing back: on x86-64 the
+ * non-temporal copy, whose cached edges stay in the cache, is the fastest
+ * a fence makes durable (dispatch.c); on aarch64 ntm_memcpy_nt() writes
+ * every line back (STNP is only a hint), so ordinary stores are the copy
+ * there. Anywhere else the flush copy, which leaves no line dirty.
+ */
+ntm_ns_copy_fn ntm_ns_copy(const struct ntm_ns *ns)
+{
+	if (ns->domain != NTM_PERSIST_CPU_CACHE)
+		return ntm_memcpy_flush;
+#if defined(__aarch64__)
+	return copy_cached;
+#else
+	return ntm_memcpy_nt;
+#endif
 }
 
 int ntm_ns_reserve(const void *p, size_t n, const char *what)

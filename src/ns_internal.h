@@ -25,4 +25,24 @@ bool ntm_ns_is_readonly(const struct ntm_ns *ns);
  */
 int ntm_ns_reserve(const void *p, size_t n, const char *what);
 
+/*
+ * How a layer that stores into a namespace itself (blk's writes) makes
+ * them durable without knowing the namespace's kind or domain: copy with
+ * ntm_ns_copy(@ns), then ntm_ns_persist_copied() over what was copied.
+ * The copy leaves no line that needs writing back in the namespace's
+ * domain; persisting is then ntm_ns_persist() without its write-back (the
+ * fence, and msync() where a page cache stands between the CPU and the
+ * media). The copy is chosen per call: ntm_ns_set_persist_domain() may
+ * change it.
+ */
+typedef void *(*ntm_ns_copy_fn)(void *dst, const void *src, size_t n);
+ntm_ns_copy_fn ntm_ns_copy(const struct ntm_ns *ns);
+int ntm_ns_persist_copied(const struct ntm_ns *ns, const void *p, size_t n);
+/*
+ * True when persisting ends in msync(): a plain file, or an emulated
+ * namespace on a disk file system. A layer that persists through its own
+ * write-backs (the BTT) must then call ntm_ns_persist() as well.
+ */
+bool ntm_ns_page_cached(const struct ntm_ns *ns);
+
 #endif /* NTMEM_NS_INTERNAL_H */
