@@ -33,50 +33,81 @@ static inline size_t next_boundary(size_t pfn, size_t unit)
 	return (pfn | (unit - 1)) + 1;
 }
 
-/* The library is built without the front-door macros: name the inline one. */
-#define COPY_fixed(d, t, n) ntm_memcpy_nt_inline(d, t, n)
-#define COPY_memcpy(d, t, n) ntm_store_copy(d, t, n)
-#define COPY_nt(d, t, n) (ntm_memcpy_nt)(d, t, n)
-#define COPY_call(d, t, n) mm->copy(d, t, n, mm->copy_arg)
-
-#define TEMPLATE_LOOP(STRAT, SIZE)                                            \
-	static void loop_##STRAT##_##SIZE(const struct ntm_memmap *mm,        \
-					  size_t pfn, size_t end)             \
-	{                                                                     \
-		uint8_t *d = ntm_memmap_desc(mm, pfn);                        \
-		size_t tail_mask = ((size_t)1 << mm->order) - 1;             \
-		struct ntm_page96 head __attribute__((aligned(64)));         \
-		struct ntm_page96 tail __attribute__((aligned(64)));         \
-                                                                              \
-		while (pfn < end) {                                           \
-			size_t sec_end = min_size(                            \
-				end, next_boundary(pfn, NTM_SECTION_PAGES)); \
-                                                                              \
-			ntm_memmap_templates(mm, pfn, &head, &tail);          \
-			while (pfn < sec_end) {                               \
-				size_t pb_end = min_size(                     \
-					sec_end,                              \
-					next_boundary(pfn, NTM_PAGEBLOCK_PAGES)); \
-                                                                              \
-				if (pfn % NTM_PAGEBLOCK_PAGES == 0)           \
-					mm->pageblock[pfn / NTM_PAGEBLOCK_PAGES] = \
-						NTM_PAGEBLOCK_MOVABLE;        \
-				for (; pfn < pb_end; pfn++, d += SIZE)        \
-					COPY_##STRAT(d,                       \
-						     (pfn & tail_mask) ? &tail \
-								       : &head, \
-						     SIZE);                   \
-			}                                                     \
-		}                                                             \
+/*
+ * One descriptor from its template, the strategy's way. Inlined with
+ * constant @strategy and @size into each loop below, so the switch folds
+ * away and the fixed strategy's copy is the constant-size inline one.
+ * The library is built without the front-door macros: the inline copy is
+ * named, and (ntm_memcpy_nt) is the out-of-line call.
+ */
+static inline __attribute__((always_inline)) void
+copy_desc(const struct ntm_memmap *mm, enum ntm_memmap_strategy strategy,
+	  uint8_t *d, const struct ntm_page96 *t, size_t size)
+{
+	switch (strategy) {
+	case NTM_INIT_FIXED:
+		ntm_memcpy_nt_inline(d, t, size);
+		break;
+	case NTM_INIT_MEMCPY:
+		ntm_store_copy(d, t, size);
+		break;
+	case NTM_INIT_NT:
+		(ntm_memcpy_nt)(d, t, size);
+		break;
+	default:	/* NTM_INIT_CALL */
+		mm->copy(d, t, size, mm->copy_arg);
+		break;
 	}
+}
 
-#define LAYOUT_LOOPS(STRAT) \
-	TEMPLATE_LOOP(STRAT, 64) TEMPLATE_LOOP(STRAT, 80) TEMPLATE_LOOP(STRAT, 96)
+/*
+ * Pages [pfn, end) from templates: sections, then pageblocks, then one
+ * copy per descriptor. Always inlined, so each loop below is this body
+ * for one strategy and one descriptor size, its copies straight runs.
+ */
+static inline __attribute__((always_inline)) void
+template_loop(const struct ntm_memmap *mm, size_t pfn, size_t end,
+	      enum ntm_memmap_strategy strategy, size_t size)
+{
+	uint8_t *d = ntm_memmap_desc(mm, pfn);
+	size_t tail_mask = ((size_t)1 << mm->order) - 1;
+	struct ntm_page96 head __attribute__((aligned(64)));
+	struct ntm_page96 tail __attribute__((aligned(64)));
 
-LAYOUT_LOOPS(fixed)
-LAYOUT_LOOPS(memcpy)
-LAYOUT_LOOPS(nt)
-LAYOUT_LOOPS(call)
+	while (pfn < end) {
+		size_t sec_end = min_size(end, next_boundary(pfn, NTM_SECTION_PAGES));
+
+		ntm_memmap_templates(mm, pfn, &head, &tail);
+		while (pfn < sec_end) {
+			size_t pb_end = min_size(sec_end,
+						 next_boundary(pfn, NTM_PAGEBLOCK_PAGES));
+
+			if (pfn % NTM_PAGEBLOCK_PAGES == 0)
+				mm->pageblock[pfn / NTM_PAGEBLOCK_PAGES] =
+					NTM_PAGEBLOCK_MOVABLE;
+			for (; pfn < pb_end; pfn++, d += size)
+				copy_desc(mm, strategy, d,
+					  (pfn & tail_mask) ? &tail : &head, size);
+		}
+	}
+}
+
+/* The loops memmap.c calls: template_loop() for each strategy and size. */
+#define TEMPLATE_LOOP(name, strategy, size)                                    \
+	static void loop_##name##_##size(const struct ntm_memmap *mm,         \
+					 size_t pfn, size_t end)               \
+	{                                                                      \
+		template_loop(mm, pfn, end, strategy, size);                   \
+	}
+#define LAYOUT_LOOPS(name, strategy)                                           \
+	TEMPLATE_LOOP(name, strategy, 64)                                      \
+	TEMPLATE_LOOP(name, strategy, 80)                                      \
+	TEMPLATE_LOOP(name, strategy, 96)
+
+LAYOUT_LOOPS(fixed, NTM_INIT_FIXED)
+LAYOUT_LOOPS(memcpy, NTM_INIT_MEMCPY)
+LAYOUT_LOOPS(nt, NTM_INIT_NT)
+LAYOUT_LOOPS(call, NTM_INIT_CALL)
 
 /* Per-field stores: no template, every descriptor built in place. */
 static void loop_field(const struct ntm_memmap *mm, size_t pfn, size_t end)
