@@ -6,9 +6,11 @@
  *   - Functions that can fail return 0 or a negative errno (-EINVAL, ...);
  *     byte counts are ssize_t. strerror(-ret) always describes the error.
  *   - Copies, flushes and fences cannot fail; copies return dst.
- *   - The library never sets errno and never prints, unless NTMEM_VERBOSE=1;
- *     the one exception is a single line on stderr when NTMEM_ISA or
- *     NTMEM_FLUSH holds an unknown value (a misspelt ceiling is ignored).
+ *   - The library never sets errno and never prints, unless NTMEM_VERBOSE
+ *     is on (1, yes, true or on, in any case; 0, no, false, off or empty is
+ *     off); the one exception is a single line on stderr when one of its
+ *     variables holds an unknown value (NTMEM_ISA, NTMEM_FLUSH,
+ *     NTMEM_VERBOSE, ...: a misspelt value is ignored).
  *   - No function hides a fence: see ntmem/copy.h for who must drain.
  */
 #ifndef NTMEM_H

@@ -24,9 +24,10 @@
  *   NTMEM_FLUSH=clwb|clflushopt|clflush|none   a ceiling on the write-back
  *             (cvadp|cvap|cvac|none on aarch64; a name of the other
  *             architecture's instructions is no ceiling)
- *   NTMEM_VERBOSE=1                        print the choice once to stderr
+ *   NTMEM_VERBOSE=1|yes|true|on            print the choice once to stderr
+ *             (any case; 0|no|false|off or empty: silent)
  * An unknown value is ignored, with one warning line on stderr per process
- * (the only line the library prints without NTMEM_VERBOSE=1).
+ * (the only line the library prints without NTMEM_VERBOSE on).
  *
  * Benchmarks and tests call each variant directly: ntm_variant_count()
  * and ntm_variant_at() walk the table, ntm_variant_memcpy_nt() and its
