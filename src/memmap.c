@@ -72,11 +72,12 @@ int ntm_memmap_set_init(struct ntm_memmap *mm, enum ntm_memmap_strategy strategy
 	if (strategy == NTM_INIT_CALL && !copy)
 		return ntm_error(-EINVAL, "copy: the call strategy needs a copy "
 				 "function");
-	if (threads == 0 || threads > MAX_THREADS)
-		return ntm_error(-EINVAL, "threads %u: 1 to %u", threads,
+	if (threads > MAX_THREADS)
+		return ntm_error(-EINVAL, "threads %u: 0 (one) to %u", threads,
 				 MAX_THREADS);
 	mm->strategy = strategy;
-	mm->threads = threads;
+	/* 0 is the default, as for every other field of the config. */
+	mm->threads = threads ? threads : 1;
 	mm->copy = copy;
 	mm->copy_arg = copy_arg;
 	/* 32-byte stores where the CPU runs AVX code (see memmap_loops.c). */
@@ -90,7 +91,7 @@ int ntm_memmap_set_init(struct ntm_memmap *mm, enum ntm_memmap_strategy strategy
 int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 		      const void *owner, const struct ntm_memmap_config *cfg)
 {
-	const struct ntm_memmap_config defaults = { .threads = 1 };
+	const struct ntm_memmap_config defaults = { 0 };
 	struct ntm_memmap *mm;
 	size_t align, memmap_len;
 	int ret;
@@ -289,6 +290,7 @@ struct init_share {
 	const struct ntm_memmap *mm;
 	size_t start, end;
 	pthread_t thread;
+	bool started;		/* on a thread of its own, to be joined */
 };
 
 /*
@@ -335,7 +337,6 @@ int ntm_memmap_init(struct ntm_memmap *mm)
 	size_t pages = mm->total_pfns - mm->first_pfn;
 	size_t per = round_up((pages + mm->threads - 1) / mm->threads, unit);
 	unsigned n = 0;
-	int ret = 0;
 
 	if (mm->dedup)
 		ntm_memmap_dedup_init_run(mm);
@@ -345,23 +346,22 @@ int ntm_memmap_init(struct ntm_memmap *mm)
 		share[n].end = mm->total_pfns - start > per ? start + per : mm->total_pfns;
 		n++;
 	}
-	/* Share 0 runs on the calling thread. */
-	for (unsigned i = 1; i < n; i++) {
-		int err = pthread_create(&share[i].thread, NULL, init_share_run,
-					 &share[i]);
-
-		if (err) {
-			ret = ntm_error(-err, "threads %u: cannot start thread %u",
-					mm->threads, i);
-			n = i;
-			break;
-		}
-	}
-	if (n)
-		init_share_run(&share[0]);
+	/*
+	 * Share 0 runs on the calling thread, and so does every share whose
+	 * thread cannot be started (EAGAIN under a thread limit): init then
+	 * takes longer but still writes every descriptor, where returning
+	 * the error would leave the memmap half-written.
+	 */
 	for (unsigned i = 1; i < n; i++)
-		pthread_join(share[i].thread, NULL);
-	return ret;
+		share[i].started = pthread_create(&share[i].thread, NULL,
+						  init_share_run, &share[i]) == 0;
+	for (unsigned i = 0; i < n; i++)
+		if (i == 0 || !share[i].started)
+			init_share_run(&share[i]);
+	for (unsigned i = 1; i < n; i++)
+		if (share[i].started)
+			pthread_join(share[i].thread, NULL);
+	return 0;
 }
 
 /* --- geometry and lookups ---------------------------------------------- */

@@ -379,7 +379,7 @@ static void test_init(void **state)
 		struct ntm_memmap_config cfg = {
 			.desc_size = layouts[l], .align = g->align,
 			.place = g->place, .strategy = NTM_INIT_FIELD,
-			.threads = 1,
+			/* .threads left 0: the default, one thread */
 		};
 		struct ntm_memmap *mm = memmap_over(ns, &cfg);
 		struct copy_count cc = { .size = layouts[l] };
@@ -584,6 +584,26 @@ static void test_lookup(void **state)
 
 /* --- threads ------------------------------------------------------------ */
 
+/*
+ * The library's pthread_create() calls (linked with
+ * -Wl,--wrap=pthread_create, tests/meson.build): while fail_thread_starts
+ * is set, every other start fails with EAGAIN, as under a thread limit.
+ */
+static bool fail_thread_starts;
+static unsigned thread_starts;
+
+int __real_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	if (fail_thread_starts && thread_starts++ % 2 == 0)
+		return EAGAIN;
+	return __real_pthread_create(thread, attr, fn, arg);
+}
+
 struct thread_case {
 	const char *name;
 	size_t align;
@@ -661,6 +681,25 @@ static void test_threads(void **state)
 			assert_int_equal(cc.bad_size, 0);
 		}
 	}
+	/*
+	 * Threads that cannot be started: their shares run on the caller,
+	 * so init still succeeds and writes every descriptor once.
+	 */
+	snprintf(what, sizeof(what), "%s, half the threads not started",
+		 tc->name);
+	assert_int_equal(ntm_memmap_set_init(mm, NTM_INIT_CALL, 8,
+					     counting_copy, &cc), 0);
+	cc.calls = cc.bad_size = 0;
+	prepare_init(mm, ns, &guard, 0x77);
+	fail_thread_starts = true;
+	thread_starts = 0;
+	assert_int_equal(ntm_memmap_init(mm), 0);
+	fail_thread_starts = false;
+	assert_true(thread_starts > 0);
+	check_guards(&guard, what);
+	compare_with(mm, ref, what);
+	assert_int_equal(cc.calls, ntm_memmap_nr_pages(mm));
+	assert_int_equal(cc.bad_size, 0);
 	free(ref);
 	ntm_memmap_destroy(mm);
 	ntm_ns_close(ns);
@@ -1065,7 +1104,6 @@ static void test_bad_create(void **state)
 		  { .align = 4 * MiB, .threads = 1 } },
 		{ "place 2", "place", 0, false, 64 * MiB,
 		  { .place = (enum ntm_memmap_place)2, .threads = 1 } },
-		{ "threads 0", "threads", 0, false, 64 * MiB, { .threads = 0 } },
 		{ "threads 257", "threads", 0, false, 64 * MiB,
 		  { .threads = 257 } },
 		{ "call without copy", "copy", 0, false, 64 * MiB,
@@ -1163,7 +1201,6 @@ static void test_bad_set_init(void **state)
 		unsigned threads;
 		bool copy;
 	} cases[] = {
-		{ "threads 0", "threads", NTM_INIT_FIXED, 0, false },
 		{ "threads 257", "threads", NTM_INIT_FIXED, 257, false },
 		{ "threads UINT_MAX", "threads", NTM_INIT_NT, ~0u, false },
 		{ "call without copy", "copy", NTM_INIT_CALL, 1, false },
@@ -1195,7 +1232,12 @@ static void test_bad_set_init(void **state)
 	assert_int_equal(cc.calls, ntm_memmap_nr_pages(mm));
 	check_all_descs(mm, 1024, "after rejected set_init");
 
-	/* The bounds themselves are accepted. */
+	/* The bounds themselves are accepted; 0 threads is the default, 1. */
+	assert_int_equal(ntm_memmap_set_init(mm, NTM_INIT_FIXED, 0, NULL,
+					     NULL), 0);
+	memset(ntm_memmap_descs(mm), 0xee, ntm_memmap_bytes(mm));
+	assert_int_equal(ntm_memmap_init(mm), 0);
+	check_all_descs(mm, 1024, "threads 0");
 	assert_int_equal(ntm_memmap_set_init(mm, NTM_INIT_FIXED, 256, NULL,
 					     NULL), 0);
 	assert_int_equal(ntm_memmap_set_init(mm, NTM_INIT_FIELD, 1, NULL, NULL),

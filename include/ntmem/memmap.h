@@ -98,7 +98,7 @@ struct ntm_memmap_config {
 	size_t align;		/* 4096 (0), 2 MiB or 1 GiB: compound page size */
 	enum ntm_memmap_place place;
 	enum ntm_memmap_strategy strategy;
-	unsigned threads;	/* 1 to 256 */
+	unsigned threads;	/* 1 to 256; 0 means 1 */
 	/*
 	 * Share identical tail descriptor pages (the kernel's vmemmap
 	 * optimisation): needs NTM_MEMMAP_MEM, 64-byte descriptors and
@@ -144,7 +144,7 @@ struct ntm_memmap;
  *
  * Return: 0, -EINVAL (ntm_errmsg() names the argument: a length that is
  * not a multiple of the page size or alignment, a region smaller than its
- * own memmap with NTM_MEMMAP_DEV, an unknown layout, zero or more than 256
+ * own memmap with NTM_MEMMAP_DEV, an unknown layout, more than 256
  * threads, a missing copy function, a flag bit or reserved word that is
  * not 0), -ENOSPC (NTM_MEMMAP_DEV: the file
  * system has no room for the descriptors; ntm_errmsg() names the namespace
@@ -160,15 +160,16 @@ int ntm_memmap_create(struct ntm_memmap **mm, void *base, size_t len,
  * Every strategy writes byte-identical memmaps. With several threads each
  * takes a contiguous share of whole compound pages and drains its own
  * non-temporal stores before it reports done, so on return every
- * descriptor is ordered before the caller's next store.
+ * descriptor is ordered before the caller's next store. A share whose
+ * thread cannot be started runs on the calling thread instead.
  *
- * Return: 0, or -errno when a thread cannot be started.
+ * Return: 0.
  */
 int ntm_memmap_init(struct ntm_memmap *mm);
 
 /**
  * ntm_memmap_set_init() - change how ntm_memmap_init() writes: @strategy,
- * @threads (1 to 256), and for NTM_INIT_CALL the @copy function and its
+ * @threads (1 to 256, 0 means 1), and for NTM_INIT_CALL the @copy function and its
  * @copy_arg. Return: 0 or -EINVAL naming the argument.
  */
 int ntm_memmap_set_init(struct ntm_memmap *mm, enum ntm_memmap_strategy strategy,
