@@ -19,6 +19,7 @@
 #include "flush.h"
 #include "ntmem.h"
 #include "ntmem/embed.h"
+#include "persist_domain.h"
 #include "variant_impl.h"
 
 static const struct ntm_variant variants[] = {
@@ -311,6 +312,26 @@ enum ntm_persist_domain ntm_persist_domain_active(void)
 	enum ntm_persist_domain d = ntm_dispatch()->domain_override;
 
 	return d == NTM_PERSIST_NONE ? NTM_PERSIST_MEMORY_CONTROLLER : d;
+}
+
+/*
+ * Beside the active domain, not in persist_domain.c: that file is also
+ * built into the tool, which has no ntm_error() of its own.
+ */
+int ntm_persist_domain_system(void)
+{
+	struct ntm_env env;
+	int d;
+
+	/* Read now, not at the dispatcher's choice: PMDK reads sysfs per call. */
+	ntm_env_read(&env);
+	if (env.persist_domain >= 0)
+		return env.persist_domain;
+	d = ntm_persist_domain_weakest(ntm_sysfs_root);
+	if (d < 0)
+		return ntm_error(d, "%s/bus/nd/devices: a region's "
+				 "persistence_domain cannot be read", ntm_sysfs_root);
+	return d;
 }
 
 uint32_t ntm_cpu_features(void)

@@ -502,5 +502,6 @@ int ntm_memmap_strategy_parse(const char *name)
 	for (unsigned i = 0; name && i <= NTM_INIT_CALL; i++)
 		if (strcmp(name, strategy_names[i]) == 0)
 			return (int)i;
-	return -EINVAL;
+	return ntm_error(-EINVAL, "strategy \"%s\": not field, memcpy, fixed, "
+			 "nt or call", name ? name : "(null)");
 }

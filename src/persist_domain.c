@@ -192,14 +192,3 @@ int ntm_persist_domain_all_cpu_cache(const char *root)
 
 	return d < 0 ? -1 : d == NTM_PERSIST_CPU_CACHE;
 }
-
-int ntm_persist_domain_system(void)
-{
-	struct ntm_env env;
-
-	/* Read now, not at the dispatcher's choice: PMDK reads sysfs per call. */
-	ntm_env_read(&env);
-	if (env.persist_domain >= 0)
-		return env.persist_domain;
-	return ntm_persist_domain_weakest(ntm_sysfs_root);
-}

@@ -180,6 +180,7 @@ static void test_domain(void **state)
 	/* Unreadable beside cpu_cache only: cannot tell. */
 	st_region_unreadable(root, "platform/ndbus0", "region1");
 	assert_true(ntm_persist_domain_system() < 0);
+	assert_non_null(strstr(ntm_errmsg(), "persistence_domain cannot be read"));
 	/* The weakest wins; an unreadable one cannot make it stronger. */
 	st_region(root, "platform/ndbus0", "region2", "memory_controller\n");
 	assert_int_equal(ntm_persist_domain_system(),

@@ -1267,6 +1267,7 @@ static void test_strategy_names(void **state)
 	assert_string_equal(ntm_memmap_strategy_name((enum ntm_memmap_strategy)99),
 			    "unknown");
 	assert_int_equal(ntm_memmap_strategy_parse("bogus"), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "\"bogus\""));
 	assert_int_equal(ntm_memmap_strategy_parse(""), -EINVAL);
 	assert_int_equal(ntm_memmap_strategy_parse("FIXED"), -EINVAL);
 	assert_int_equal(ntm_memmap_strategy_parse(NULL), -EINVAL);
