@@ -173,7 +173,9 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	struct ntm_blk *b;
 	int ret;
 
-	if (!out || !ns)
+	if (!out)
+		return ntm_error(-EINVAL, "blk: NULL");
+	if (!ns)
 		return ntm_error(-EINVAL, "ns: NULL");
 	if (!cfg)
 		cfg = &defaults;

@@ -312,6 +312,9 @@ static void test_open_sector_size(void **state)
 	blk = BLK_SENTINEL;
 	assert_int_equal(ntm_blk_open(&blk, NULL, NULL), -EINVAL);
 	assert_ptr_equal(blk, BLK_SENTINEL);
+	check_errmsg_has("ns: NULL", "NULL ns");
+	assert_int_equal(ntm_blk_open(NULL, ns, NULL), -EINVAL);
+	check_errmsg_has("blk: NULL", "NULL blk");
 	ntm_blk_close(NULL);
 	ntm_ns_close(ns);
 }
