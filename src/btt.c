@@ -1116,9 +1116,13 @@ static int map_setf(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	media_store4(&a->map[pre], e);
 	ret = media_persist(b, &a->map[pre], 4);
 	pthread_mutex_unlock(lock);
-	if (ret)
+	if (ret) {
+		/* As in a write: the entry's durability is unknown, stop. */
+		a->bad = true;
+		b->readonly = true;
 		return ntm_error(-EIO, "btt: lba %llu: persist of the map",
 				 (unsigned long long)lba);
+	}
 	return 0;
 }
 

@@ -227,6 +227,84 @@ static void test_zero_error_flags(void **state)
 	munmap(base, size);
 }
 
+/*
+ * A persist that fails from its @fail_at-th call on (msync behind a page
+ * cache meeting EIO): each writing call returns -EIO and leaves the BTT
+ * read-only, since the media then holds a store nobody knows to be
+ * durable; reads go on.
+ */
+struct failing_persist {
+	unsigned calls, fail_at;
+};
+
+static int failing_persist(void *arg, const void *p, size_t n)
+{
+	struct failing_persist *fp = arg;
+
+	if (++fp->calls >= fp->fail_at)
+		return -EIO;
+	ntm_persist(p, n);
+	return 0;
+}
+
+static void test_persist_failure(void **state)
+{
+	/* Every call that persists the map, each on a fresh BTT. */
+	static const char *const calls[] = { "write", "set_zero", "set_error" };
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	unsigned char w[512], r[512];
+
+	(void)state;
+	pattern(w, 512, 3, 1);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		struct failing_persist fp = { 0, ~0u };
+		struct ntm_btt_config cfg = {
+			.lbasize = 512, .flags = NTM_BTT_CREATE,
+			.persist = failing_persist, .persist_arg = &fp,
+		};
+		struct ntm_btt *b = NULL;
+		int ret;
+
+		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), 0);
+		unsigned per_write;
+
+		/* The first write lays the BTT out; the second is counted. */
+		assert_int_equal(ntm_btt_write(b, 0, 2, w), 0);
+		per_write = fp.calls;
+		assert_int_equal(ntm_btt_write(b, 0, 3, w), 0);
+		per_write = fp.calls - per_write;
+		assert_false(ntm_btt_readonly(b));
+		if (i == 0) {
+			/*
+			 * The data's persist failing changes nothing the map
+			 * points at: -EIO, the old contents, still writable.
+			 */
+			fp.fail_at = fp.calls + 1;
+			assert_int_equal(ntm_btt_write(b, 0, 3, r), -EIO);
+			assert_false(ntm_btt_readonly(b));
+			fp.fail_at = ~0u;
+			assert_int_equal(ntm_btt_read(b, 0, 3, r), 0);
+			assert_memory_equal(r, w, 512);
+		}
+		/* The map's persist: the last of a write, the only one else. */
+		fp.fail_at = fp.calls + (i == 0 ? per_write : 1);
+		ret = i == 0 ? ntm_btt_write(b, 0, 4, w)
+		    : i == 1 ? ntm_btt_set_zero(b, 0, 4)
+			     : ntm_btt_set_error(b, 0, 4);
+		if (ret != -EIO || !ntm_btt_readonly(b))
+			fail_msg("%s with a failing persist: %d, %s", calls[i],
+				 ret, ntm_btt_readonly(b) ? "read-only"
+							  : "still writable");
+		assert_int_equal(ntm_btt_write(b, 0, 5, w), -EROFS);
+		assert_int_equal(ntm_btt_read(b, 0, 3, r), 0);
+		assert_memory_equal(r, w, 512);
+		ntm_btt_close(b);
+		memset(base, 0, size);
+	}
+	munmap(base, size);
+}
+
 static void test_args(void **state)
 {
 	size_t size = 2 * MiB;
@@ -790,6 +868,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_roundtrip_520),
 		cmocka_unit_test(test_roundtrip_4096),
 		cmocka_unit_test(test_zero_error_flags),
+		cmocka_unit_test(test_persist_failure),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_config_reserved),
 		cmocka_unit_test(test_lazy),
