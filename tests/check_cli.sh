@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check_cli.sh NTMEM - the ntmem command as a user meets it: help, errors
+# check_cli.sh NTMEM [LIBPMEM_DROPIN] - the ntmem command as a user meets it: help, errors
 # that name the bad argument, and output that parses (JSON, CSV, table).
 # The benchmark runs are tiny: this checks the command, not the speed.
 set -u
@@ -16,6 +16,18 @@ expect 0 "--version" "$ntmem" --version
 expect 2 "no command is a usage error" "$ntmem"
 expect 2 "unknown command" "$ntmem" frobnicate
 err_names "unknown command 'frobnicate'" "unknown command is named"
+
+# With ntmem's libpmem drop-in first on the library path (as the
+# ntmem-pmem-system package puts it), the PMDK peer is refused, not
+# measured: ntmem against itself is no comparison.
+if [ -n "${2:-}" ]; then
+	expect 0 "bench copy, the drop-in as libpmem.so.1" \
+		env LD_LIBRARY_PATH="$(dirname "$2")" "$ntmem" bench copy \
+		--sizes 64 --total 64k --runs 1 --no-huge
+	grep -q "pmdk: .*libpmem.so.1 is ntmem's drop-in, not PMDK's" "$out" &&
+		ok "the drop-in is not taken for PMDK" ||
+		bad "the drop-in is not taken for PMDK"
+fi
 
 expect 0 "info" "$ntmem" info
 grep -q "ntm_memcpy_nt:" "$out" && ok "info names the variant per primitive" || bad "info variant line"

@@ -6,24 +6,83 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "peer_pmdk.h"
+#include "../compat/dropin_note.h"
+
+struct note_search {
+	ElfW(Addr) base;	/* the object's load address (l_addr) */
+	bool found;
+};
+
+/* Does this loaded object's PT_NOTE hold ntmem's drop-in note? */
+static int find_dropin_note(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct note_search *ns = arg;
+
+	(void)size;
+	if (info->dlpi_addr != ns->base)
+		return 0;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const char *name = (const char *)(n + 1);
+			size_t namesz = (n->n_namesz + 3) & ~(size_t)3;
+			size_t descsz = (n->n_descsz + 3) & ~(size_t)3;
+
+			if (n->n_type == NTM_DROPIN_NOTE_TYPE &&
+			    n->n_namesz == sizeof(NTM_DROPIN_NOTE_NAME) &&
+			    memcmp(name, NTM_DROPIN_NOTE_NAME, n->n_namesz) == 0) {
+				ns->found = true;
+				return 1;
+			}
+			if ((size_t)(end - p) < sizeof(*n) + namesz + descsz)
+				break;
+			p += sizeof(*n) + namesz + descsz;
+		}
+	}
+	return 1;
+}
 
 void *peer_dlopen(const char *soname, const char *package, char *path,
 		  size_t plen, char *why, size_t wlen)
 {
 	struct link_map *map = NULL;
 	void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	struct note_search ns = { 0, false };
 
 	if (!handle) {
 		snprintf(why, wlen, "%s not found (apt-get install %s)", soname,
 			 package);
 		return NULL;
 	}
-	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map)
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map) {
 		snprintf(path, plen, "%s", map->l_name);
+		ns.base = map->l_addr;
+		dl_iterate_phdr(find_dropin_note, &ns);
+	}
+	/*
+	 * ntmem's own drop-in under PMDK's soname (ntmem-pmem-system, or
+	 * LD_LIBRARY_PATH): measuring it as the peer would compare ntmem
+	 * with itself.
+	 */
+	if (ns.found) {
+		snprintf(why, wlen, "%s is ntmem's drop-in, not PMDK's %s (the "
+			 "ntmem-pmem-system package or LD_LIBRARY_PATH put it "
+			 "first)", path, soname);
+		dlclose(handle);
+		return NULL;
+	}
 	return handle;
 }
 

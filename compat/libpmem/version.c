@@ -10,8 +10,12 @@
 #include <ntmem.h>
 #include <ntmem/embed.h>
 
+#include "../dropin_note.h"
 #include "compat.h"
 #include "include/libpmem.h"
+
+/* Marks this object as ntmem's, not PMDK's (dropin_note.h). */
+NTM_DROPIN_NOTE("libpmem");
 
 static __thread char errmsg[256];
 

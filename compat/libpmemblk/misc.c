@@ -22,8 +22,12 @@
 #include <ntmem.h>
 #include <ntmem/embed.h>
 
+#include "../dropin_note.h"
 #include "blk.h"
 #include "include/libpmemblk.h"
+
+/* Marks this object as ntmem's, not PMDK's (dropin_note.h). */
+NTM_DROPIN_NOTE("libpmemblk");
 
 static __thread char errmsg[512];
 
