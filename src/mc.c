@@ -31,8 +31,16 @@ struct previous {
 };
 
 static struct previous *previous;
-static pthread_once_t installed = PTHREAD_ONCE_INIT;
-static bool installed_done;	/* set once installed: skips pthread_once */
+/*
+ * The first record is static, so the install that ntm_copy_mc() and the
+ * write guards make implicitly allocates nothing and cannot fail: a copy
+ * never runs without its recovery for want of a few bytes of memory.
+ * Installs are serialised; the handler never takes this lock.
+ */
+static struct previous first_record;
+static bool first_record_used;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool installed_done;	/* set once installed: skips the lock */
 /*
  * initial-exec: a guard is armed and disarmed on every block write, and
  * the default model for a shared library costs a __tls_get_addr() call
@@ -121,9 +129,11 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 	chain(sig, si, ctx);
 }
 
-int ntm_mc_install(void)
+/* ntm_mc_install() with install_lock held. */
+static int install_locked(void)
 {
-	struct previous *p = calloc(1, sizeof(*p));
+	struct previous *p = first_record_used ? calloc(1, sizeof(*p))
+					       : &first_record;
 	struct sigaction sa;
 
 	if (!p)
@@ -140,29 +150,43 @@ int ntm_mc_install(void)
 	if (sigaction(SIGBUS, &sa, &p->sa)) {
 		int err = -errno;
 
-		free(p);
+		if (p != &first_record)
+			free(p);
 		return ntm_error(err, "SIGBUS: cannot install the handler");
 	}
 	/* Reinstalling must not chain to ourselves: keep what we had. */
 	if (p->sa.sa_sigaction == on_sigbus && (p->sa.sa_flags & SA_SIGINFO)) {
-		free(p);
+		if (p != &first_record)
+			free(p);
 		return 0;
 	}
+	first_record_used = true;
 	p->older = previous;
 	__atomic_store_n(&previous, p, __ATOMIC_RELEASE);
 	return 0;
 }
 
-static void install_once(void)
+int ntm_mc_install(void)
 {
-	ntm_mc_install();
-	__atomic_store_n(&installed_done, true, __ATOMIC_RELEASE);
+	int ret;
+
+	pthread_mutex_lock(&install_lock);
+	ret = install_locked();
+	if (!ret)
+		__atomic_store_n(&installed_done, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&install_lock);
+	return ret;
 }
 
+/* Once installed, by anyone; a failed install is tried again next time. */
 void ntm_mc_install_once(void)
 {
-	if (!__atomic_load_n(&installed_done, __ATOMIC_ACQUIRE))
-		pthread_once(&installed, install_once);
+	if (__atomic_load_n(&installed_done, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&install_lock);
+	if (!installed_done && install_locked() == 0)
+		__atomic_store_n(&installed_done, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&install_lock);
 }
 
 void ntm_fault_guard_arm(struct ntm_fault_guard *g, const void *p, size_t n)
