@@ -129,9 +129,11 @@ struct ntm_badblock {
  * multiple of it; a bad-sector list file with a line that is not
  * "sector count", or that is not a regular file; with a BTT: hardened
  * mode, a sector size other than the BTT's, metadata that cannot be
- * trusted), -EISDIR (the list path is a directory), -ENOMEM, -ENOSPC (no
- * room for a BTT, or for a file-backed namespace's blocks), or the error
- * reading the bad-sector list.
+ * trusted), -EISDIR (the list path is a directory), -EFBIG (a list file
+ * over 64 MiB), -EROFS (btt_create on a read-only namespace), -EIO (a
+ * persist failed while the BTT was laid out or its flog replayed),
+ * -ENOMEM, -ENOSPC (no room for a BTT, or for a file-backed namespace's
+ * blocks), or the error reading the bad-sector list.
  */
 int ntm_blk_open(struct ntm_blk **blk, struct ntm_ns *ns,
 		 const struct ntm_blk_config *cfg);

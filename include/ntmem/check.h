@@ -66,7 +66,8 @@ const char *ntm_check_state_name(enum ntm_check_state s);
  * as durable (every unit CLEAN). @p and @n need not be aligned; the units
  * and lines that overlap the range are tracked. Ranges must not overlap.
  *
- * Return: 0, -EINVAL (NULL, zero length, overlap), -ENOMEM.
+ * Return: 0, -EINVAL (NULL, zero length, overlap), -ENOMEM (no memory for
+ * the shadow, or 64 ranges are tracked already).
  */
 int ntm_check_track(void *p, size_t n);
 
