@@ -38,7 +38,7 @@
  * the calling thread holds for the request, and is atomic on its own: a
  * request of several sectors is not, and one that fails part way leaves
  * the sectors before the failure written. Every write is durable on
- * return (FUA is implied); ntm_blk_flush() only drains. A BTT whose
+ * return (FUA is implied); ntm_blk_flush() has nothing left to do. A BTT whose
  * metadata cannot be trusted opens read-only: writes are -EROFS. The bad-sector
  * list applies on top, in 512-byte units of the device the caller sees:
  * a read touching one is -EIO, a write clears it once durable. A devdax
