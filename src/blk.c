@@ -20,6 +20,7 @@
 #include "error.h"
 #include "fault.h"
 #include "ns_internal.h"
+#include "persist_domain.h"
 #include "ntmem/blk.h"
 #include "ntmem/btt.h"
 #include "ntmem/mc.h"
@@ -245,7 +246,7 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 
 		/* The platform's list is read, never written. */
 		if (stat(ntm_ns_path(ns), &st) == 0) {
-			ret = ntm_bb_shared_load_devdax(&b->bad, "/sys",
+			ret = ntm_bb_shared_load_devdax(&b->bad, ntm_sysfs_root,
 							st.st_rdev, b->size);
 			if (ret)
 				goto out_free;
