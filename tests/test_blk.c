@@ -251,19 +251,12 @@ static void test_open_config_reserved(void **state)
 	d.size = ntm_ns_size(d.ns);
 	dev_fill(&d, 17);
 	snap = snapshot(&d);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < TU_CONFIG_CASES; i++) {
 		struct ntm_blk_config cfg = { .btt = true, .btt_create = true };
 		struct ntm_blk *blk = BLK_SENTINEL;
 		char want[64];
 
-		if (i < 4) {
-			cfg.reserved[i] = 1ull << (i * 21);
-			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
-		} else {
-			cfg.flags = i == 4 ? 1u : 1u << 31;
-			snprintf(want, sizeof(want),
-				 "cfg->flags has unknown bits 0x%x", cfg.flags);
-		}
+		TU_SPOIL_CONFIG(&cfg, i, 1u, want);
 		check_ret(ntm_blk_open(&blk, d.ns, &cfg), -EINVAL, want);
 		assert_ptr_equal(blk, BLK_SENTINEL);
 		check_errmsg_has(want, want);

@@ -361,20 +361,12 @@ static void test_config_reserved(void **state)
 	struct ntm_btt *b;
 
 	(void)state;
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < TU_CONFIG_CASES; i++) {
 		struct ntm_btt_config cfg = { .flags = NTM_BTT_CREATE };
 		char want[64];
 
-		if (i < 4) {
-			cfg.reserved[i] = 1ull << (i * 21);
-			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
-		} else {
-			unsigned bit = i == 4 ? 1u << 3 : 1u << 31;
-
-			cfg.flags |= bit;
-			snprintf(want, sizeof(want),
-				 "cfg->flags has unknown bits 0x%x", bit);
-		}
+		/* Bits 0-2 are NTM_BTT_*: the first unknown one is bit 3. */
+		TU_SPOIL_CONFIG(&cfg, i, 1u << 3, want);
 		b = (struct ntm_btt *)base;
 		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
 		assert_null(b);

@@ -43,6 +43,7 @@
 #include "ntmem.h"
 #include "ntmem/check.h"
 #include "ntmem/crash.h"
+#include "testutil.h"
 
 /* The regions: 64-byte aligned, so unit and line numbers are obvious. */
 static uint64_t region[64] __attribute__((aligned(64)));
@@ -769,19 +770,12 @@ static void args_invalid(void **state)
 	 * that is not 0 is refused, named, before anything runs: no check,
 	 * no result written.
 	 */
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < TU_CONFIG_CASES; i++) {
 		struct ntm_crash_result untouched;
 		char want[64];
 
 		bad = cfg;
-		if (i < 4) {
-			bad.reserved[i] = 1ull << (i * 21);
-			snprintf(want, sizeof(want), "cfg->reserved[%d] must be 0", i);
-		} else {
-			bad.flags = i == 4 ? 1u : 1u << 31;
-			snprintf(want, sizeof(want),
-				 "cfg->flags has unknown bits 0x%x", bad.flags);
-		}
+		TU_SPOIL_CONFIG(&bad, i, 1u, want);
 		memset(&res, 0x5a, sizeof(res));
 		untouched = res;
 		assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);

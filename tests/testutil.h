@@ -183,4 +183,27 @@ static inline void tu_check_file_bytes(const char *path, size_t off,
 }
 #endif
 
+/*
+ * The growth fields every config struct ends in (flags, reserved[4]; the
+ * rule of src/config_check.h), spoiled one at a time: case @i of
+ * TU_CONFIG_CASES sets reserved[0..3], then the unknown flag bit @low_bit,
+ * then bit 31, in *@cfg (otherwise valid), and writes the message the
+ * library must give into the char array @want.
+ */
+#define TU_CONFIG_CASES 6
+#define TU_SPOIL_CONFIG(cfg, i, low_bit, want)                                \
+	do {                                                                  \
+		if ((i) < 4) {                                                \
+			(cfg)->reserved[i] = 1ull << ((i) * 21);              \
+			snprintf(want, sizeof(want),                          \
+				 "cfg->reserved[%d] must be 0", (int)(i));    \
+		} else {                                                      \
+			unsigned tu_bit_ = (i) == 4 ? (low_bit) : 1u << 31;   \
+                                                                              \
+			(cfg)->flags |= tu_bit_;                              \
+			snprintf(want, sizeof(want),                          \
+				 "cfg->flags has unknown bits 0x%x", tu_bit_); \
+		}                                                             \
+	} while (0)
+
 #endif /* NTMEM_TESTUTIL_H */
