@@ -27,10 +27,12 @@
  * NTM_DROPIN_NOTE("libpmem") at file scope: the note, its descriptor the
  * PMDK library the object replaces. Written in assembly because only a
  * section of type SHT_NOTE is placed in a PT_NOTE segment, and C cannot
- * give a section that type. Name and descriptor are padded to 4 bytes.
+ * give a section that type ("%note", not "@note": "@" starts a comment in
+ * some assemblers, 32-bit Arm's). Name and descriptor are padded to 4
+ * bytes.
  */
 #define NTM_DROPIN_NOTE(lib)                                                 \
-	__asm__(".pushsection .note.ntmem, \"a\", @note\n"                    \
+	__asm__(".pushsection .note.ntmem, \"a\", %note\n"                    \
 		".balign 4\n"                                                 \
 		".long 2f - 1f\n"		/* namesz */                  \
 		".long 4f - 3f\n"		/* descsz */                  \
