@@ -43,9 +43,9 @@ ov=$scratch/overlay
 mkdir -p "$ov"
 mount -t tmpfs tmpfs "$ov" 2>/dev/null || exit 77
 for d in usr etc var; do
-	mkdir -p "$ov/upper/$d" "$ov/work/$d"
+	mkdir -p "$ov/upper/$d" "$ov/workdir/$d"
 	mount -t overlay overlay \
-		-o "lowerdir=/$d,upperdir=$ov/upper/$d,workdir=$ov/work/$d" "/$d" ||
+		-o "lowerdir=/$d,upperdir=$ov/upper/$d,workdir=$ov/workdir/$d" "/$d" ||
 		exit 77
 	grep -q " /$d .* - overlay " /proc/self/mountinfo || exit 77
 done
