@@ -86,14 +86,28 @@ const char *ntm_flush_insn_name(enum ntm_flush_insn insn)
 }
 
 /*
- * Parse one ceiling variable; describe an unknown value in env->bad, one
- * line each, with the values that would have counted: a typo silently
- * ignored would leave the user measuring the wrong variant.
+ * Describe a value that was ignored in env->bad, one line each:
+ * "VAR=VALUE ignored (WHY)". A typo silently ignored would leave the user
+ * measuring the wrong variant, so the dispatcher prints these once.
+ */
+static void env_ignored(struct ntm_env *env, const char *var,
+			const char *val, const char *why)
+{
+	size_t used = strlen(env->bad);
+
+	snprintf(env->bad + used, sizeof(env->bad) - used, "%s%s=%s ignored (%s)",
+		 used ? "\n" : "", var, val, why);
+}
+
+/*
+ * Parse one variable that names one of @names; an unknown value is
+ * described with the values that would have counted.
  */
 static int read_cap(struct ntm_env *env, const char *var,
 		    const char *const *names, int count)
 {
 	const char *val = getenv(var);
+	char why[sizeof(env->bad)];
 	size_t used;
 	int cap;
 
@@ -102,15 +116,11 @@ static int read_cap(struct ntm_env *env, const char *var,
 	cap = index_of(names, count, val);
 	if (cap >= 0)
 		return cap;
-	used = strlen(env->bad);
-	used += (size_t)snprintf(env->bad + used, sizeof(env->bad) - used,
-				 "%s%s=%s ignored (unknown value; one of",
-				 used ? "\n" : "", var, val);
-	for (int i = 0; i < count && used < sizeof(env->bad); i++)
-		used += (size_t)snprintf(env->bad + used, sizeof(env->bad) - used,
-					 "%c%s", i ? '|' : ' ', names[i]);
-	if (used < sizeof(env->bad))
-		snprintf(env->bad + used, sizeof(env->bad) - used, ")");
+	used = (size_t)snprintf(why, sizeof(why), "unknown value; one of");
+	for (int i = 0; i < count && used < sizeof(why); i++)
+		used += (size_t)snprintf(why + used, sizeof(why) - used, "%c%s",
+					 i ? '|' : ' ', names[i]);
+	env_ignored(env, var, val, why);
 	return -1;
 }
 
@@ -150,16 +160,14 @@ static bool parse_size(const char *s, size_t *out)
 static size_t read_threshold(struct ntm_env *env, const char *var, size_t def)
 {
 	const char *val = getenv(var);
-	size_t v, used;
+	size_t v;
 
 	if (!val || !*val)
 		return def;
 	if (parse_size(val, &v))
 		return v;
-	used = strlen(env->bad);
-	snprintf(env->bad + used, sizeof(env->bad) - used,
-		 "%s%s=%s ignored (not a size in bytes: digits with an optional "
-		 "k, m, g or t suffix)", used ? "\n" : "", var, val);
+	env_ignored(env, var, val, "not a size in bytes: digits with an "
+		    "optional k, m, g or t suffix");
 	return def;
 }
 
@@ -190,14 +198,11 @@ static bool read_switch(struct ntm_env *env, const char *var)
 {
 	const char *val = getenv(var);
 	int on = ntm_env_switch(val);
-	size_t used;
 
 	if (on >= 0)
 		return on;
-	used = strlen(env->bad);
-	snprintf(env->bad + used, sizeof(env->bad) - used,
-		 "%s%s=%s ignored (unknown value; on: 1|yes|true|on, off: "
-		 "0|no|false|off, any case)", used ? "\n" : "", var, val);
+	env_ignored(env, var, val, "unknown value; on: 1|yes|true|on, off: "
+		    "0|no|false|off, any case");
 	return false;
 }
 
