@@ -151,6 +151,13 @@ enum ntm_flush_insn ntm_flush_select(uint32_t features, int cap)
 	return NTM_FLUSH_NONE;
 }
 
+/* The domain memory outside namespaces is in: the override, else ADR's. */
+static enum ntm_persist_domain active_domain(const struct ntm_dispatch *d)
+{
+	return d->domain_override == NTM_PERSIST_NONE ?
+		       NTM_PERSIST_MEMORY_CONTROLLER : d->domain_override;
+}
+
 static void choose(void)
 {
 	struct ntm_env env;
@@ -215,9 +222,7 @@ static void choose(void)
 			"domain %s\n",
 			ntm_version(), chosen.variant->name, best->name,
 			ntm_flush_insn_name(chosen.flush_insn), chosen.line,
-			ntm_persist_domain_name(chosen.domain_override ?
-						chosen.domain_override :
-						NTM_PERSIST_MEMORY_CONTROLLER));
+			ntm_persist_domain_name(active_domain(&chosen)));
 	}
 	__atomic_store_n(&ntm_dispatch_published, &chosen, __ATOMIC_RELEASE);
 }
@@ -309,9 +314,7 @@ enum ntm_flush_insn ntm_flush_active(void)
 
 enum ntm_persist_domain ntm_persist_domain_active(void)
 {
-	enum ntm_persist_domain d = ntm_dispatch()->domain_override;
-
-	return d == NTM_PERSIST_NONE ? NTM_PERSIST_MEMORY_CONTROLLER : d;
+	return active_domain(ntm_dispatch());
 }
 
 /*
