@@ -635,15 +635,10 @@ bool ntm_ns_is_temporary(const struct ntm_ns *ns)
 }
 
 /* A page cache stands between the CPU and the medium: msync() persists. */
-static bool behind_page_cache(const struct ntm_ns *ns)
+bool ntm_ns_page_cached(const struct ntm_ns *ns)
 {
 	return ns->kind == NTM_NS_FILE ||
 	       (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media);
-}
-
-bool ntm_ns_page_cached(const struct ntm_ns *ns)
-{
-	return behind_page_cache(ns);
 }
 
 /*
@@ -673,7 +668,7 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 		ntm_flush_lines(p, n);
 	/* Orders the write-backs and NT stores before what follows. */
 	ntm_arch_drain();
-	if (behind_page_cache(ns)) {
+	if (ntm_ns_page_cached(ns)) {
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
