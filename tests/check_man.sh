@@ -10,7 +10,8 @@
 #   MAN_MESON    meson, for the install check
 #
 # CHECK is one of:
-#   lint      mandoc -Tlint -Wwarning reports nothing for any page in man/
+#   lint      mandoc -Tlint -Wwarning reports nothing for any page in man/,
+#             and no alternating-font macro glues words (glued_words)
 #   sections  every page has the sections its section needs, a section-3
 #             page an example, and every ntmem page it names exists
 #   coverage  every function the libraries export is on the NAME line of
@@ -65,12 +66,77 @@ subcommands() {
 		"$MAN_ROOT/tools/ntmem.c" | sed 's/^ //; s/ /-/'
 }
 
+# glued_words PAGE: the lines of PAGE whose alternating-font macro (.BR,
+# .RB, .IR, .RI, .BI, .IB) glues words the text means to keep apart. Those
+# macros join their arguments without a space, so prose left on the macro
+# line (".IR foo . Then more" renders "foo.Thenmore") or a second reference
+# (".BR a (3), b (3)") runs together; mandoc's lint calls it valid. Two
+# rules, each silent on the glue such a macro is for (".BR name (3),",
+# ".RB [ \-\-json ]", ".RI \(dq function +0x off \(dq", ".IR a ", " b"):
+# an argument ending in . , ; : ! or ? followed by one that does not begin
+# with a space, and two plain words (letters, digits, _) in a row.
+# Escapes (\(dq, \*(Lq, \[em], \-, \&) count as neither word nor
+# punctuation.
+glued_words() {
+	awk '
+	# The arguments of a macro line into arg[1..n], as roff splits them:
+	# at blanks, a "quoted argument" whole with "" for one quote, a
+	# backslash escape kept with the character after it.
+	function split_args(s,    n, i, c, a) {
+		n = 0
+		i = 1
+		while (i <= length(s)) {
+			c = substr(s, i, 1)
+			if (c == " " || c == "\t") { i++; continue }
+			a = ""
+			if (c == "\"") {
+				for (i++; i <= length(s); i++) {
+					c = substr(s, i, 1)
+					if (c != "\"") { a = a c; continue }
+					if (substr(s, i + 1, 1) != "\"") { i++; break }
+					a = a c
+					i++
+				}
+			} else {
+				while (i <= length(s)) {
+					c = substr(s, i, 1)
+					if (c == " " || c == "\t") break
+					if (c == "\\") { a = a substr(s, i, 2); i += 2; continue }
+					a = a c
+					i++
+				}
+			}
+			arg[++n] = a
+		}
+		return n
+	}
+	/^\.(BR|RB|IR|RI|BI|IB)[ \t]/ {
+		n = split_args(substr($0, 4))
+		for (k = 1; k <= n; k++) {
+			gsub(/\\\*?(\([^ ][^ ]|\[[^\]]*\])/, "\001", arg[k])
+			gsub(/\\./, "\001", arg[k])
+		}
+		for (k = 1; k < n; k++) {
+			if ((arg[k] ~ /[.,;:!?]$/ && arg[k + 1] ~ /^[^ \t]/) ||
+			    (arg[k] ~ /^[A-Za-z0-9_]+$/ &&
+			     arg[k + 1] ~ /^[A-Za-z0-9_]+$/)) {
+				printf "line %d: %s\n", FNR, $0
+				break
+			}
+		}
+	}' "$1"
+}
+
 do_lint() {
 	for p in $pages; do
 		mandoc -Tlint -Wwarning "$p" >"$out" 2>&1
 		st=$?
 		if [ "$st" -eq 0 ] && ! [ -s "$out" ]; then ok "lint $p"; else
 			bad "lint $p (mandoc exit $st)"; sed 's/^/# /' "$out"; fi
+		glued_words "$p" >"$out"
+		if ! [ -s "$out" ]; then ok "$p: no words glued by a font macro"; else
+			bad "$p: a font macro glues words (its arguments are joined without spaces)"
+			sed 's/^/# /' "$out"; fi
 	done
 }
 
