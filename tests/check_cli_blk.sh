@@ -52,6 +52,7 @@ if [ -e "$ns.badblocks" ]; then bad "create wrote a bad-sector list"; else
 
 expect 1 "create on an existing path" "$ntmem" blk create "$ns" --size 16m
 err_names "$ns" "create error names the path"
+out_is "" "create on an existing path prints no result"
 if [ "$(stat -c %s "$ns")" = 16777216 ]; then ok "the existing file is kept"
 else bad "the existing file changed"; fi
 
@@ -70,6 +71,14 @@ expect 0 "create --btt --sector-size 4096" "$ntmem" blk create "$tmp/btt4k" \
 if grep -q "4096-byte sectors" "$out"; then ok "4096-byte BTT sectors"; else
 	bad "create --sector-size 4096 output: '$(cat "$out")'"; fi
 expect 0 "check a 4096-byte BTT" "$ntmem" blk check "$tmp/btt4k"
+# A BTT that does not fit: only the failure is printed (no line saying
+# what was created), and the file is gone.
+expect 1 "create --btt too small for a BTT" "$ntmem" blk create "$tmp/small" \
+	--size 4k --btt
+err_names "blk create: btt: 4096 bytes hold no arena" "too small: the BTT's failure is named"
+out_is "" "too small: nothing on stdout"
+if [ -e "$tmp/small" ]; then bad "too small: the file was left"; else
+	ok "too small: no file left"; fi
 expect 2 "create --sector-size 1024" "$ntmem" blk create "$tmp/bad1" \
 	--size 16m --btt --sector-size 1024
 err_names "invalid --sector-size '1024'" "--sector-size 1024 is named"
@@ -82,6 +91,7 @@ expect 1 "check of a namespace without a BTT" "$ntmem" blk check "$ns"
 err_names "inconsistent" "no BTT: inconsistent"
 expect 1 "check of a missing path" "$ntmem" blk check "$tmp/missing"
 err_names "$tmp/missing" "check: the missing path is named"
+out_is "" "check of a missing path prints no result"
 if [ -e "$tmp/bad1" ] || [ -e "$tmp/bad2" ] || [ -e "$tmp/missing" ]; then
 	bad "a rejected create or check made a file"; else
 	ok "rejected creates and checks make nothing"; fi
@@ -94,6 +104,7 @@ printf 'not a btt info block, junk junk junk junk junk junk junk junk' |
 cp "$tmp/btt-bad" "$tmp/btt-bad.orig"
 expect 1 "check a corrupted BTT" "$ntmem" blk check "$tmp/btt-bad"
 err_names "inconsistent: ." "the corruption is named"
+out_is "" "check of a corrupted BTT prints no 'consistent' line"
 if cmp -s "$tmp/btt-bad" "$tmp/btt-bad.orig"; then
 	ok "check changed nothing"; else bad "check wrote to the file"; fi
 rm -f "$bt" "$tmp/btt4k" "$tmp/btt-bad" "$tmp/btt-bad.orig"
@@ -137,6 +148,7 @@ expect 1 "inject-error past the end" "$ntmem" blk inject-error "$ns" \
 if [ -s "$err" ]; then ok "past the end: a message"; else
 	bad "past the end: no message"; fi
 err_names "$((last + 1))" "past the end: names the sector"
+out_is "" "inject-error past the end prints nothing"
 expect 1 "inject-error running past the end" "$ntmem" blk inject-error "$ns" \
 	--sector "$last" --count 2
 expect 0 "clear-error of everything" "$ntmem" blk clear-error "$ns" \
@@ -178,6 +190,10 @@ out_is "" "usage errors changed no list"
 
 expect 1 "badblocks of a missing path" "$ntmem" blk badblocks "$tmp/missing"
 err_names "$tmp/missing" "the missing path is named"
+out_is "" "badblocks of a missing path prints no list"
+expect 1 "badblocks --json of a missing path" "$ntmem" blk badblocks \
+	"$tmp/missing" --json
+out_is "" "badblocks --json of a missing path prints no (partial) JSON"
 if [ -e "$tmp/missing" ] || [ -e "$tmp/missing.badblocks" ]; then
 	bad "a missing path was created"; else ok "a missing path stays missing"; fi
 if [ -e "$tmp/nosize" ] || [ -e "$tmp/junk" ]; then
@@ -190,6 +206,9 @@ if [ -e "$tmp/nosize" ] || [ -e "$tmp/junk" ]; then
 printf '8 2\nnot a range\n' >"$ns.badblocks"
 expect 1 "badblocks with a corrupt list" "$ntmem" blk badblocks "$ns"
 err_names "$ns.badblocks.*line 2" "the corrupt list is named with its line"
+out_is "" "a corrupt list prints no entries"
+expect 1 "badblocks --json with a corrupt list" "$ntmem" blk badblocks "$ns" --json
+out_is "" "a corrupt list prints no (partial) JSON"
 expect 1 "inject-error with a corrupt list" "$ntmem" blk inject-error "$ns" \
 	--sector 1
 err_names "line 2" "inject-error: the corrupt line is named"

@@ -164,7 +164,9 @@ static int list(struct ntm_blk *blk, bool json)
 
 /*
  * A new emulated namespace, with a BTT laid out over it when asked. A
- * BTT that cannot be laid out leaves no file behind.
+ * BTT that cannot be laid out leaves no file behind. The line saying what
+ * was made is printed once everything is made: a failure prints only
+ * itself.
  */
 static int create(const char *cmd, const struct blk_args *a)
 {
@@ -172,28 +174,27 @@ static int create(const char *cmd, const struct blk_args *a)
 				    .btt = true, .btt_create = true };
 	struct ntm_ns *ns;
 	struct ntm_blk *blk;
+	char btt[64] = "";
 
 	if (ntm_ns_create(&ns, a->path, a->size, 4096, NTM_NS_EMULATE)) {
 		fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
 		return 1;
 	}
-	printf("%s: %zu bytes, %s namespace", a->path, ntm_ns_size(ns),
-	       ntm_ns_kind_name(ntm_ns_kind(ns)));
 	if (a->btt) {
 		if (ntm_blk_open(&blk, ns, &c)) {
-			printf("\n");
 			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
 			ntm_ns_close(ns);
 			unlink(a->path);
 			return 1;
 		}
-		printf(", BTT of %llu %u-byte sectors",
-		       (unsigned long long)(ntm_blk_size(blk) /
-					    ntm_blk_sector_size(blk)),
-		       ntm_blk_sector_size(blk));
+		snprintf(btt, sizeof(btt), ", BTT of %llu %u-byte sectors",
+			 (unsigned long long)(ntm_blk_size(blk) /
+					      ntm_blk_sector_size(blk)),
+			 ntm_blk_sector_size(blk));
 		ntm_blk_close(blk);
 	}
-	printf("\n");
+	printf("%s: %zu bytes, %s namespace%s\n", a->path, ntm_ns_size(ns),
+	       ntm_ns_kind_name(ntm_ns_kind(ns)), btt);
 	ntm_ns_close(ns);
 	return 0;
 }
