@@ -36,6 +36,45 @@ json_ok "info --json parses"
 expect 2 "info rejects a stray argument" "$ntmem" info extra
 err_names "invalid argument 'extra'" "info names the stray argument"
 
+# info --sysfs DIR: a DIR that is missing, not a directory or unreadable
+# is a usage error naming it, not a machine without nd regions; nothing is
+# printed on stdout (no half a report, no JSON). An empty directory is a
+# tree without an nd bus (check_cli_domain.sh).
+scratch_dir ntmem-cli-info "${TMPDIR:-/tmp}"
+chmod 755 "$tmp"
+: >"$tmp/file"
+mkdir "$tmp/unreadable" && chmod 000 "$tmp/unreadable"
+# Root reads any directory: the unreadable case runs as nobody then.
+as_reader=""
+if [ "$(id -u)" = 0 ]; then
+	as_reader="setpriv --reuid=nobody --regid=$(id -g nobody 2>/dev/null) --clear-groups"
+	$as_reader true 2>/dev/null || as_reader=none
+fi
+for c in "missing:$tmp/missing:No such file or directory" \
+	"a plain file:$tmp/file:Not a directory" \
+	"unreadable:$tmp/unreadable:Permission denied"; do
+	case_name=${c%%:*} rest=${c#*:}
+	dir=${rest%%:*} why=${rest#*:}
+	runner=""
+	if [ "$case_name" = unreadable ]; then
+		if [ "$as_reader" = none ]; then
+			echo "# skip info --sysfs, unreadable: root, and no setpriv to drop it"
+			continue
+		fi
+		runner=$as_reader
+	fi
+	for json in "" --json; do
+		label="info${json:+ $json} --sysfs, $case_name"
+		# shellcheck disable=SC2086 # runner and json are words or nothing
+		expect 2 "$label" $runner "$ntmem" info $json --sysfs "$dir"
+		err_names "ntmem info: invalid --sysfs '$dir': expected a readable directory ($why)" \
+			"$label: the path and why are named"
+		if [ -s "$out" ]; then bad "$label: stdout not empty"
+		else ok "$label: nothing on stdout"; fi
+	done
+done
+chmod 700 "$tmp/unreadable"
+
 # An unknown NTMEM_ISA / NTMEM_FLUSH: one warning from the library even
 # without NTMEM_VERBOSE, and info shows what was ignored.
 # count_in FILE TEXT: lines of FILE that contain TEXT.

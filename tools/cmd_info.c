@@ -2,8 +2,11 @@
 /*
  * cmd_info.c - `ntmem info`: what this CPU offers and what ntmem chose.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ntmem.h>
 
@@ -233,22 +236,50 @@ static void usage(FILE *out)
 	      out);
 }
 
+/*
+ * 0 when @dir is a directory the tool can list and look into, else
+ * -errno: what reading the nd regions under it needs.
+ */
+static int readable_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return access(dir, X_OK) ? -errno : 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, have_sysfs = false;
 	const struct opt opts[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json },
-		{ .name = "sysfs", .kind = OPT_STR, .dest = &ntm_sysfs_root },
+		{ .name = "sysfs", .kind = OPT_STR, .dest = &ntm_sysfs_root,
+		  .given = &have_sysfs },
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {
 		.name = "info", .opts = opts, .usage = usage,
 	};
 	struct ntm_env env;
-	int status;
+	int status, ret;
 
 	if (!parse_args(&cmd, argc, argv, &status))
 		return status;
+	/*
+	 * A --sysfs DIR that cannot be read is a typo, not a machine
+	 * without nd regions (which an empty tree is): refused before
+	 * anything is printed, as a bad value of any option is. /sys
+	 * itself is not checked: a container without it has no regions.
+	 */
+	ret = have_sysfs ? readable_dir(ntm_sysfs_root) : 0;
+	if (ret) {
+		fprintf(stderr, "ntmem info: invalid --sysfs '%s': expected a "
+			"readable directory (%s)\n", ntm_sysfs_root,
+			strerror(-ret));
+		return 2;
+	}
 	ntm_env_read(&env);
 	if (json)
 		print_json(&env);
