@@ -23,14 +23,17 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_check.h"
 #include "check_shadow.h"
+#include "error.h"
 #include "ntmem/crash.h"
 
 #define UNIT NTM_CHECK_UNIT
@@ -298,19 +301,102 @@ static void crash_hook(enum ntm_rec_kind kind, const void *where,
 	crash_point(r, kind, where, step);
 }
 
+/*
+ * The offset from @p of the first byte of [@p, @p + @n) that the process
+ * cannot read, or @n when it can read all of them; -errno when it cannot
+ * tell. The run reads the whole region (the recorder's copy of its durable
+ * state, each pending unit's new value) and writes none of it: a load from
+ * an unmapped or PROT_NONE page is a SIGSEGV, from a file mapping past the
+ * file's end a SIGBUS. write(2) of one byte of each page to a pipe reads
+ * it in the kernel, which turns either fault into EFAULT and changes
+ * nothing; the byte is read back at once, so the pipe never fills.
+ * mincore() would miss PROT_NONE and past-EOF pages, which it calls mapped.
+ */
+static int first_unreadable(const void *p, size_t n, size_t *off)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p, end = start + n, at = start;
+	int fds[2], ret = 0;
+
+	*off = n;
+	if (pg <= 0)
+		pg = 4096;
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	while (at < end) {
+		ssize_t w = write(fds[1], (const void *)at, 1);
+		char byte;
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			if (errno == EFAULT)
+				*off = at - start;
+			else
+				ret = -errno;
+			break;
+		}
+		if (read(fds[0], &byte, 1) != 1) {
+			ret = -EIO;
+			break;
+		}
+		/* The next page's first byte. */
+		at = (at | (uintptr_t)(pg - 1)) + 1;
+		if (!at)
+			break;	/* the last page of the address space */
+	}
+	close(fds[0]);
+	close(fds[1]);
+	return ret;
+}
+
+/* Each refusal names the argument; nothing is written or allocated yet. */
 static int check_config(const struct ntm_crash_config *cfg,
 			void (*workload)(void *), struct ntm_crash_result *res)
 {
 	const unsigned all = NTM_CRASH_AT_FENCE | NTM_CRASH_AT_WRITEBACK |
 			     NTM_CRASH_AT_STORE;
+	size_t off;
+	int ret;
 
-	if (!cfg || !workload || !res || !cfg->region || !cfg->size ||
-	    !cfg->check || (cfg->points & ~all))
-		return -EINVAL;
+	if (!cfg)
+		return ntm_error(-EINVAL, "cfg: NULL");
+	if (!workload)
+		return ntm_error(-EINVAL, "workload: NULL");
+	if (!res)
+		return ntm_error(-EINVAL, "res: NULL");
+	if (!cfg->region)
+		return ntm_error(-EINVAL, "cfg->region: NULL");
+	if (!cfg->size)
+		return ntm_error(-EINVAL, "cfg->size: 0");
+	/* The last unit, rounded up, must not wrap either. */
+	if (cfg->size > UINTPTR_MAX - (uintptr_t)cfg->region - UNIT)
+		return ntm_error(-EINVAL, "cfg->size %zu: the region at %p "
+				 "runs past the end of the address space",
+				 cfg->size, cfg->region);
+	if (!cfg->check)
+		return ntm_error(-EINVAL, "cfg->check: NULL");
+	if (cfg->points & ~all)
+		return ntm_error(-EINVAL, "cfg->points has unknown bits 0x%x",
+				 cfg->points & ~all);
 	/* 2^k must fit the 64-bit state counter. */
 	if (cfg->exhaustive_max > 63)
-		return -EINVAL;
-	return NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */);
+		return ntm_error(-EINVAL, "cfg->exhaustive_max %u: at most 63",
+				 cfg->exhaustive_max);
+	ret = NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */);
+	if (ret)
+		return ret;
+
+	ret = first_unreadable(cfg->region, cfg->size, &off);
+	if (ret)
+		return ntm_error(ret, "cfg->region %p+%zu: cannot probe its "
+				 "mapping", cfg->region, cfg->size);
+	if (off < cfg->size)
+		return ntm_error(-EFAULT, "cfg->region: %zu bytes into %p+%zu, "
+				 "a page that cannot be read (unmapped, "
+				 "PROT_NONE or past the end of its file)", off,
+				 cfg->region, cfg->size);
+	return 0;
 }
 
 int ntm_crash_run(const struct ntm_crash_config *cfg,
@@ -326,7 +412,6 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	ret = check_config(cfg, workload, res);
 	if (ret)
 		return ret;
-	memset(res, 0, sizeof(*res));
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
 	r.res = res;
@@ -337,8 +422,6 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	r.seed = cfg->seed ? cfg->seed : DEFAULT_SEED;
 
 	start = (uintptr_t)cfg->region;
-	if (cfg->size > UINTPTR_MAX - start - UNIT)
-		return -EINVAL;
 	end = start + cfg->size;
 	r.base = (uint8_t *)(start & ~(uintptr_t)(UNIT - 1));
 	r.units = ((end + UNIT - 1) / UNIT) - start / UNIT;
@@ -346,7 +429,8 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	span = r.units * UNIT;
 
 	if (atomic_flag_test_and_set(&running))
-		return -EBUSY;
+		return ntm_error(-EBUSY, "another ntm_crash_run() is going on "
+				 "(the recorder has one hook)");
 
 	/*
 	 * The image keeps the region's offset in its page, so a check that
@@ -356,7 +440,8 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	lead = (uintptr_t)r.base % 4096;
 	stride = (lead + span + 4095) & ~(size_t)4095;
 	if (posix_memalign((void **)&bufs, 4096, 2 * stride)) {
-		ret = -ENOMEM;
+		ret = ntm_error(-ENOMEM, "cfg->size %zu: no memory for two "
+				"scratch images", cfg->size);
 		goto out_running;
 	}
 	r.master = bufs + lead;
@@ -364,15 +449,27 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	r.pend = malloc(r.units * sizeof(*r.pend));
 	r.isnew = malloc(r.units);
 	if (!r.pend || !r.isnew) {
-		ret = -ENOMEM;
+		ret = ntm_error(-ENOMEM, "cfg->size %zu: no memory for the "
+				"pending units", cfg->size);
 		goto out_free;
 	}
 
 	/* Tracking starts every unit CLEAN. No ntm_check_reset(): it would
 	 * also wipe the state of ranges the caller tracks. */
 	ret = ntm_check_track(cfg->region, cfg->size);
-	if (ret)
+	if (ret == -EINVAL) {
+		/* Every other argument was checked: the overlap is left. */
+		ret = ntm_error(ret, "cfg->region %p+%zu: overlaps a range "
+				"tracked already", cfg->region, cfg->size);
 		goto out_free;
+	}
+	if (ret) {
+		ret = ntm_error(ret, "cfg->region %p+%zu: the recorder cannot "
+				"track it (64 ranges tracked, or no memory)",
+				cfg->region, cfg->size);
+		goto out_free;
+	}
+	memset(res, 0, sizeof(*res));
 	ntm_shadow_set_hook(crash_hook, &r);
 	ntm_check_start();
 
@@ -387,7 +484,8 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	ntm_check_untrack(cfg->region);
 
 	if (r.err)
-		ret = r.err;
+		ret = ntm_error(r.err, "cfg->region %p: untracked or replaced "
+				"during the run", cfg->region);
 	else
 		ret = res->failures ? 1 : 0;
 out_free:

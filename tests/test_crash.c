@@ -25,10 +25,13 @@
  *   unaligned_*    a region that does not start on a unit.
  *   commit_*       a commit record done right never fails; without the
  *                  drain between data and commit word it does.
- *   args_*         -EINVAL, -EBUSY and the report's text.
+ *   args_*         each bad argument refused and named (-EINVAL, -EFAULT
+ *                  for a region that cannot be read), -EBUSY, nothing
+ *                  written on a refusal; a read-only region runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -738,32 +743,159 @@ static void noop(void *arg)
 	(void)arg;
 }
 
+/* What one bad-argument case spoils; the rest of the call is valid. */
+enum bad_field {
+	BAD_CFG,		/* cfg NULL */
+	BAD_WORKLOAD,		/* workload NULL */
+	BAD_RES,		/* res NULL */
+	BAD_REGION,		/* cfg->region = addr, cfg->size = size */
+	BAD_SIZE,		/* cfg->size = size */
+	BAD_CHECK,		/* cfg->check NULL */
+	BAD_POINTS,		/* cfg->points = size */
+	BAD_EXHAUSTIVE_MAX,	/* cfg->exhaustive_max = size */
+};
+
+struct bad_arg {
+	const char *what;
+	enum bad_field field;
+	void *addr;
+	size_t size;
+	int err;
+	const char *names;	/* what ntm_errmsg() must hold */
+};
+
+/*
+ * Memory a region must not be: a mapped page followed by an unmapped one,
+ * a PROT_NONE page, and a page of a file mapping past the file's end (a
+ * load there is SIGBUS). Then a read-only page, which a run accepts.
+ */
+struct bad_memory {
+	unsigned char *map;	/* 4 pages: rw, unmapped, PROT_NONE, ro */
+	unsigned char *file_map;/* 2 pages of a 1-page file */
+	size_t pg;
+};
+
+static void bad_memory_map(struct bad_memory *m)
+{
+	FILE *f = tmpfile();
+
+	m->pg = tu_page_size();
+	m->map = mmap(NULL, 4 * m->pg, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m->map != MAP_FAILED);
+	memset(m->map, 0x11, 4 * m->pg);
+	assert_int_equal(munmap(m->map + m->pg, m->pg), 0);
+	assert_int_equal(mprotect(m->map + 2 * m->pg, m->pg, PROT_NONE), 0);
+	assert_int_equal(mprotect(m->map + 3 * m->pg, m->pg, PROT_READ), 0);
+
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), (off_t)m->pg), 0);
+	m->file_map = mmap(NULL, 2 * m->pg, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fileno(f), 0);
+	assert_true(m->file_map != MAP_FAILED);
+	fclose(f);	/* the mapping keeps the file */
+}
+
+static void bad_memory_unmap(struct bad_memory *m)
+{
+	munmap(m->map, m->pg);
+	munmap(m->map + 2 * m->pg, 2 * m->pg);
+	munmap(m->file_map, 2 * m->pg);
+}
+
 static void args_invalid(void **state)
 {
 	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(64, check_any, &images);
 	struct ntm_crash_config bad;
 	struct ntm_crash_result res;
+	struct bad_memory m;
+	char hole_at[48];
 
 	(void)state;
-	assert_int_equal(ntm_crash_run(NULL, noop, NULL, &res), -EINVAL);
-	assert_int_equal(ntm_crash_run(&cfg, NULL, NULL, &res), -EINVAL);
-	assert_int_equal(ntm_crash_run(&cfg, noop, NULL, NULL), -EINVAL);
-	bad = cfg;
-	bad.region = NULL;
-	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
-	bad = cfg;
-	bad.size = 0;
-	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
-	bad = cfg;
-	bad.check = NULL;
-	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
-	bad = cfg;
-	bad.points = 1u << 7;
-	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
-	bad = cfg;
-	bad.exhaustive_max = 64;
-	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), -EINVAL);
+	bad_memory_map(&m);
+	snprintf(hole_at, sizeof(hole_at), "cfg->region: %zu bytes into ", m.pg);
+	{
+		/* Every refusal names the argument, before anything runs. */
+		const struct bad_arg cases[] = {
+			{ "NULL cfg", BAD_CFG, NULL, 0, -EINVAL, "cfg: NULL" },
+			{ "NULL workload", BAD_WORKLOAD, NULL, 0, -EINVAL,
+			  "workload: NULL" },
+			{ "NULL res", BAD_RES, NULL, 0, -EINVAL, "res: NULL" },
+			{ "NULL region", BAD_REGION, NULL, 64, -EINVAL,
+			  "cfg->region: NULL" },
+			{ "size 0", BAD_SIZE, NULL, 0, -EINVAL, "cfg->size: 0" },
+			{ "size SIZE_MAX", BAD_SIZE, NULL, SIZE_MAX, -EINVAL,
+			  "cfg->size " },
+			{ "size to the end of the address space", BAD_SIZE,
+			  NULL, UINTPTR_MAX - (uintptr_t)region, -EINVAL,
+			  "cfg->size " },
+			{ "NULL check", BAD_CHECK, NULL, 0, -EINVAL,
+			  "cfg->check: NULL" },
+			{ "unknown points", BAD_POINTS, NULL, 1u << 7, -EINVAL,
+			  "cfg->points has unknown bits 0x80" },
+			{ "points bit 31", BAD_POINTS, NULL,
+			  NTM_CRASH_AT_FENCE | 1u << 31, -EINVAL,
+			  "cfg->points has unknown bits 0x80000000" },
+			{ "exhaustive_max 64", BAD_EXHAUSTIVE_MAX, NULL, 64,
+			  -EINVAL, "cfg->exhaustive_max 64: " },
+			{ "exhaustive_max UINT_MAX", BAD_EXHAUSTIVE_MAX, NULL,
+			  UINT_MAX, -EINVAL, "cfg->exhaustive_max 4294967295: " },
+			{ "an unmapped region", BAD_REGION, m.map + m.pg, 64,
+			  -EFAULT, "cfg->region: 0 bytes into " },
+			{ "a region partly unmapped", BAD_REGION,
+			  m.map + m.pg - 32, 64, -EFAULT,
+			  "cfg->region: 32 bytes into " },
+			{ "a region mapped, then a hole, then mapped",
+			  BAD_REGION, m.map, 4 * m.pg, -EFAULT,
+			  hole_at },
+			{ "a PROT_NONE region", BAD_REGION, m.map + 2 * m.pg,
+			  m.pg, -EFAULT, "cfg->region: 0 bytes into " },
+			{ "a region past the end of its file", BAD_REGION,
+			  m.file_map + m.pg - 8, 16, -EFAULT,
+			  "cfg->region: 8 bytes into " },
+			{ "a region at the lowest page", BAD_REGION,
+			  (void *)(uintptr_t)4096, 8, -EFAULT,
+			  "cfg->region: 0 bytes into " },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const struct bad_arg *c = &cases[i];
+			const struct ntm_crash_config *pass = &bad;
+			void (*workload)(void *) = noop;
+			struct ntm_crash_result *out = &res;
+			struct ntm_crash_result untouched;
+			int ret;
+
+			bad = cfg;
+			switch (c->field) {
+			case BAD_CFG: pass = NULL; break;
+			case BAD_WORKLOAD: workload = NULL; break;
+			case BAD_RES: out = NULL; break;
+			case BAD_REGION:
+				bad.region = c->addr;
+				bad.size = c->size;
+				break;
+			case BAD_SIZE: bad.size = c->size; break;
+			case BAD_CHECK: bad.check = NULL; break;
+			case BAD_POINTS: bad.points = (unsigned)c->size; break;
+			case BAD_EXHAUSTIVE_MAX:
+				bad.exhaustive_max = (unsigned)c->size;
+				break;
+			}
+			memset(&res, 0x5a, sizeof(res));
+			untouched = res;
+			ret = ntm_crash_run(pass, workload, NULL, out);
+			if (ret != c->err)
+				fail_msg("%s: %d, expected %d", c->what, ret,
+					 c->err);
+			if (!strstr(ntm_errmsg(), c->names))
+				fail_msg("%s: ntm_errmsg() '%s' lacks '%s'",
+					 c->what, ntm_errmsg(), c->names);
+			assert_memory_equal(&res, &untouched, sizeof(res));
+			assert_int_equal(images, 0);
+		}
+	}
 
 	/*
 	 * The growth rule (src/config_check.h): a flag bit or reserved word
@@ -786,10 +918,41 @@ static void args_invalid(void **state)
 		assert_int_equal(images, 0);
 	}
 
-	/* A region tracked already belongs to someone else. */
+	/* A region tracked already belongs to someone else: refused, named,
+	 * the result untouched, the other range still tracked. */
 	assert_int_equal(ntm_check_track(region, 64), 0);
-	assert_int_equal(ntm_crash_run(&cfg, noop, NULL, &res), -EINVAL);
+	{
+		struct ntm_crash_result untouched;
+
+		memset(&res, 0x5a, sizeof(res));
+		untouched = res;
+		assert_int_equal(ntm_crash_run(&cfg, noop, NULL, &res), -EINVAL);
+		assert_non_null(strstr(ntm_errmsg(), "cfg->region "));
+		assert_non_null(strstr(ntm_errmsg(), "tracked already"));
+		assert_memory_equal(&res, &untouched, sizeof(res));
+		assert_int_equal(images, 0);
+	}
+	assert_int_equal(ntm_check_track(region, 64), -EINVAL);
 	ntm_check_untrack(region);
+
+	/* None of the refused regions was left tracked. */
+	assert_int_equal(ntm_check_track(m.map, m.pg), 0);
+	ntm_check_untrack(m.map);
+
+	/*
+	 * A read-only region is run: the run only reads it (each image is
+	 * a scratch copy), so a workload that stores nothing there, like
+	 * recovery of an image mapped read-only, is checked as any other.
+	 */
+	bad = cfg;
+	bad.region = m.map + 3 * m.pg;
+	bad.size = m.pg;
+	assert_int_equal(ntm_crash_run(&bad, noop, NULL, &res), 0);
+	assert_int_equal(res.points, 1);
+	assert_int_equal(res.states, 1);
+	assert_int_equal(images, 1);
+	images = 0;
+	bad_memory_unmap(&m);
 
 	/* Nothing stored: one point, one state, a clean report. */
 	assert_int_equal(ntm_crash_run(&cfg, noop, NULL, &res), 0);
@@ -801,11 +964,14 @@ static void args_invalid(void **state)
 static struct ntm_crash_result nested_res;
 static int nested_ret;
 
+static char nested_msg[256];
+
 static void nested_workload(void *arg)
 {
 	struct ntm_crash_config *cfg = arg;
 
 	nested_ret = ntm_crash_run(cfg, noop, NULL, &nested_res);
+	snprintf(nested_msg, sizeof(nested_msg), "%s", ntm_errmsg());
 }
 
 static void args_busy(void **state)
@@ -813,14 +979,18 @@ static void args_busy(void **state)
 	uint64_t images = 0;
 	struct ntm_crash_config cfg = config(64, check_any, &images);
 	struct ntm_crash_config inner = cfg;
-	struct ntm_crash_result res;
+	struct ntm_crash_result res, untouched;
 
 	(void)state;
 	inner.region = side;
 	nested_ret = 0;
+	memset(&nested_res, 0x5a, sizeof(nested_res));
+	untouched = nested_res;
 	assert_int_equal(ntm_crash_run(&cfg, nested_workload, &inner, &res),
 			 0);
 	assert_int_equal(nested_ret, -EBUSY);
+	assert_non_null(strstr(nested_msg, "another ntm_crash_run() is going on"));
+	assert_memory_equal(&nested_res, &untouched, sizeof(nested_res));
 }
 
 int main(void)

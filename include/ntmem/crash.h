@@ -45,7 +45,8 @@ extern "C" {
 #define NTM_CRASH_END 0
 
 struct ntm_crash_config {
-	void *region;			/* tracked by ntm_crash_run() itself */
+	void *region;			/* tracked by ntm_crash_run() itself;
+					 * readable, read-only will do */
 	size_t size;
 	unsigned points;		/* NTM_CRASH_AT_*; 0 means AT_FENCE */
 	unsigned store_every;		/* with AT_STORE; 0 means 1 */
@@ -101,11 +102,20 @@ struct ntm_crash_result {
  * stopped, when the call returns. With cfg->stop_at_first the run stops
  * checking at the first failure and lets the workload finish.
  *
+ * The run reads the region and never writes it (each image is a scratch
+ * copy), so every page of it must be readable, which is checked before
+ * anything runs; a read-only region is accepted (recovery of an image
+ * mapped read-only, with a workload that stores nothing there: a store
+ * to it faults as it would without the run).
+ *
  * Return: 0 when every image passed, 1 when some failed (see @res), or
- * -EINVAL (a NULL pointer or size, unknown points, exhaustive_max above
- * 63, a region already tracked, a flag bit or reserved word that is not
- * 0, which ntm_errmsg() names), -ENOMEM, -EBUSY (another run is going
- * on: the recorder has one hook).
+ * -EINVAL (a NULL pointer or size 0, a size that runs past the end of the
+ * address space, unknown points, exhaustive_max above 63, a region
+ * already tracked, a flag bit or reserved word that is not 0), -EFAULT
+ * (a page of the region cannot be read: unmapped, PROT_NONE, or a file
+ * mapping past the end of its file), -ENOMEM, -EBUSY (another run is
+ * going on: the recorder has one hook). ntm_errmsg() names the argument;
+ * a call refused for its arguments, or busy, writes nothing to @res.
  */
 int ntm_crash_run(const struct ntm_crash_config *cfg,
 		  void (*workload)(void *arg), void *warg,
