@@ -47,13 +47,21 @@ struct ntm_ns {
 	bool cache_is_media;	/* a tmpfs/hugetlbfs file: no disk behind it */
 	/* cpu_cache: persisting only fences; read on each call (settable) */
 	enum ntm_persist_domain domain;
-	int fd;			/* file or emulated: for ntm_ns_reserve(); else -1 */
-	struct ntm_ns *next;	/* in the list of namespaces with an fd */
+	/*
+	 * A temporary namespace's file, which has no name left to open it
+	 * by; -1 for every other namespace, which keeps no descriptor (a
+	 * program may hold more mappings than it may open files).
+	 */
+	int fd;
+	dev_t dev;		/* the mapped file, to know it again by path */
+	ino_t ino;
+	bool listed;		/* in the list of writable files, at next */
+	struct ntm_ns *next;
 	char *path;		/* "" for anonymous memory */
 };
 
 /*
- * Namespaces that keep their file open, so a layer above that knows only
+ * Writable file and emulated namespaces, so a layer above that knows only
  * an address (the memmap's map=dev descriptors) can reserve file blocks.
  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,39 +95,54 @@ static int sysfs_read_u64(const char *path, uint64_t *out)
 
 /*
  * Map @len bytes of @fd (or anonymous memory when @fd < 0) at an address
- * aligned to @align, so 2 MiB and 1 GiB namespaces can use huge mappings:
- * reserve len + align of address space, then map over the aligned part.
+ * aligned to @align, so 2 MiB and 1 GiB namespaces can use huge mappings.
  * A mapping of 2 MiB or more starts on a 2 MiB boundary whatever @align
  * says: the kernel maps a DAX file or a transparent huge page with one
  * PMD only where the virtual address is as aligned as the page, and a
  * random access over many 4 KiB TLB entries costs a page walk each.
+ *
+ * Never at an address that another thread may hold. The first try maps
+ * wherever the kernel likes: it replaces nothing, and a file that cannot
+ * be mapped (MAP_SYNC off DAX, a device without mmap) fails right there,
+ * having changed nothing. A first try that landed on an aligned address
+ * is kept. Otherwise it is given back, len + align bytes of address space
+ * are reserved, and the file is mapped with MAP_FIXED over the aligned
+ * part: MAP_FIXED then replaces only this call's own reservation. Should
+ * that still fail (no memory), the kernel may have freed the middle of the
+ * reservation already and another thread may have mapped there since, so
+ * only the slack on both sides, which is ours whatever happened, is
+ * unmapped.
  */
 static int map_aligned(struct ntm_ns *ns, int fd, size_t len, size_t align,
 		       int prot, int flags)
 {
 	size_t addr_align = len >= HUGE_2M && align < HUGE_2M ? HUGE_2M : align;
-	size_t slack = addr_align > PAGE ? addr_align : 0;
 	uint8_t *res, *want, *got;
+	int err = 0;
 
-	res = mmap(NULL, len + slack, PROT_NONE,
+	got = mmap(NULL, len, prot, flags, fd, 0);
+	if (got == MAP_FAILED)
+		return -errno;
+	if ((uintptr_t)got % addr_align == 0)
+		goto mapped;
+	munmap(got, len);
+
+	res = mmap(NULL, len + addr_align, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
 		return -errno;
-	want = slack ? (uint8_t *)(((uintptr_t)res + slack - 1) &
-				   ~(uintptr_t)(slack - 1))
-		     : res;
+	want = (uint8_t *)(((uintptr_t)res + addr_align - 1) &
+			   ~(uintptr_t)(addr_align - 1));
 	got = mmap(want, len, prot, flags | MAP_FIXED, fd, 0);
-	if (got == MAP_FAILED) {
-		int err = -errno;
-
-		munmap(res, len + slack);
-		return err;
-	}
-	/* Give back the slack on both sides of the aligned mapping. */
+	if (got == MAP_FAILED)
+		err = -errno;
 	if (want > res)
 		munmap(res, (size_t)(want - res));
-	if (res + len + slack > want + len)
-		munmap(want + len, (size_t)(res + len + slack - (want + len)));
+	if (res + len + addr_align > want + len)
+		munmap(want + len, (size_t)(res + addr_align - want));
+	if (err)
+		return err;
+mapped:
 	ns->map = ns->base = got;
 	ns->map_len = len;
 	return 0;
@@ -297,14 +320,16 @@ static enum ntm_persist_domain initial_domain(const struct ntm_ns *ns,
 /*
  * What a mapped regular file still needs: whether its page cache is its
  * medium, its kind under NTM_NS_EMULATE, and (file or emulated, writable)
- * a descriptor of its own for ntm_ns_reserve(). 0 or -errno; on failure
- * the caller closes the namespace.
+ * a place in the list ntm_ns_reserve() looks in, with what it needs to
+ * open the file again (a temporary one's descriptor). 0 or -errno; on
+ * failure the caller closes the namespace.
  */
 static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 {
 	struct statfs sfs;
+	struct stat st;
 
-	if (fstatfs(fd, &sfs))
+	if (fstatfs(fd, &sfs) || fstat(fd, &st))
 		return ntm_error(-errno, "path '%s': cannot stat its file system",
 				 ns->path);
 	/*
@@ -322,13 +347,18 @@ static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 		hint_huge(ns);
 	if (ns->readonly)
 		return 0;
-	ns->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (ns->fd < 0)
-		return ntm_error(-errno, "path '%s': cannot keep the file open",
-				 ns->path);
+	ns->dev = st.st_dev;
+	ns->ino = st.st_ino;
+	if (flags & NTM_NS_TEMPORARY) {
+		ns->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (ns->fd < 0)
+			return ntm_error(-errno, "path '%s': cannot keep the "
+					 "unlinked file open", ns->path);
+	}
 	pthread_mutex_lock(&live_lock);
 	ns->next = live;
 	live = ns;
+	ns->listed = true;
 	pthread_mutex_unlock(&live_lock);
 	return 0;
 }
@@ -537,7 +567,7 @@ void ntm_ns_close(struct ntm_ns *ns)
 {
 	if (!ns)
 		return;
-	if (ns->fd >= 0) {
+	if (ns->listed) {
 		struct ntm_ns **pp;
 
 		pthread_mutex_lock(&live_lock);
@@ -546,8 +576,9 @@ void ntm_ns_close(struct ntm_ns *ns)
 		if (*pp)
 			*pp = ns->next;
 		pthread_mutex_unlock(&live_lock);
-		close(ns->fd);
 	}
+	if (ns->fd >= 0)
+		close(ns->fd);
 	ntm_watch_unmap(ns->base, ns->size, "ntm_ns_close");
 	munmap(ns->map, ns->map_len);
 	ns_free(ns);
@@ -714,23 +745,51 @@ ntm_ns_copy_fn ntm_ns_copy(const struct ntm_ns *ns)
 #endif
 }
 
+/*
+ * A descriptor of @ns's file for a moment: its own (temporary), or the
+ * file opened again by its path, which must still name the file that is
+ * mapped (a file put in its place is never touched). The descriptor, or
+ * -errno with the path named.
+ */
+static int file_again(const struct ntm_ns *ns)
+{
+	struct stat st;
+	int fd;
+
+	if (ns->fd >= 0)
+		return ns->fd;
+	fd = open(ns->path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ntm_error(-errno, "path '%s': cannot open the mapped file "
+				 "again", ns->path);
+	if (fstat(fd, &st) || st.st_dev != ns->dev || st.st_ino != ns->ino) {
+		close(fd);
+		return ntm_error(-ESTALE, "path '%s': no longer names the mapped "
+				 "file", ns->path);
+	}
+	return fd;
+}
+
 int ntm_ns_reserve(const void *p, size_t n, const char *what)
 {
 	uintptr_t a = (uintptr_t)p;
 	struct ntm_ns *ns;
-	int ret = 0;
+	int ret = 0, fd;
 
 	if (n == 0)
 		return 0;
 	pthread_mutex_lock(&live_lock);
 	for (ns = live; ns && !ns_holds(ns, a, n); ns = ns->next)
 		;
-	if (ns) {
+	fd = ns ? file_again(ns) : -1;
+	if (ns && fd < 0)
+		ret = fd;
+	if (fd >= 0) {
 		off_t off = (off_t)(a - (uintptr_t)ns->base);
 		int err;
 
 		do
-			err = fallocate(ns->fd, FALLOC_FL_KEEP_SIZE, off,
+			err = fallocate(fd, FALLOC_FL_KEEP_SIZE, off,
 					(off_t)n) ? errno : 0;
 		while (err == EINTR);
 		/* A file system without fallocate() stays as sparse as before. */
@@ -742,6 +801,8 @@ int ntm_ns_reserve(const void *p, size_t n, const char *what)
 		else if (err)
 			ret = ntm_error(-err, "path '%s': cannot reserve %zu "
 					"bytes for %s", ns->path, n, what);
+		if (fd != ns->fd)
+			close(fd);
 	}
 	pthread_mutex_unlock(&live_lock);
 	return ret;

@@ -21,7 +21,9 @@ bool ntm_ns_is_readonly(const struct ntm_ns *ns);
  * are), so later stores through the mapping cannot hit a full file system
  * (SIGBUS). 0 when the range is in no such namespace, or the file system
  * cannot preallocate; -ENOSPC or another -errno with the path, @n and @what
- * named. Leaves the file's bytes as they were.
+ * named. Leaves the file's bytes as they were. The namespace keeps no
+ * descriptor: the file is opened again by its path for the call, and
+ * -ESTALE says the path names another file now.
  */
 int ntm_ns_reserve(const void *p, size_t n, const char *what);
 

@@ -40,6 +40,11 @@
  *               /proc/self/smaps shows the written pages dirty before and
  *               none after, which only an msync() (or writeback) can do.
  *               On tmpfs (/dev/shm) it is CPU-durable, a plain file not.
+ *   descriptors_*  an opened, emulated or created namespace keeps no
+ *               descriptor (a temporary one keeps one: its file has no
+ *               name left); a BTT's blocks are reserved through the path,
+ *               and a path replaced by another file is -ESTALE, that file
+ *               untouched.
  *   errmsg_*    messages name the path or the argument, and are per thread.
  *
  * Every failing call starts with *ns set to a sentinel that must survive.
@@ -884,6 +889,86 @@ static void test_emulated_tmpfs(void **state)
 
 /* --- names and messages ------------------------------------------------- */
 
+
+/* --- descriptors -------------------------------------------------------- */
+
+/*
+ * A namespace keeps no descriptor (a program may hold more namespaces than
+ * its descriptor limit), whether opened, emulated or created; only a
+ * temporary one, whose file has no name left, keeps one.
+ */
+static void test_descriptors_none_kept(void **state)
+{
+	struct ntm_ns *ns;
+	char path[128];
+	unsigned before;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "written");
+	tu_write_file(path, 16 * PG, 0xfd, 0600);
+	before = tu_open_fds();
+	assert_int_equal(ntm_ns_open(&ns, path, 0), 0);
+	assert_int_equal(tu_open_fds(), before);
+	ntm_ns_close(ns);
+	assert_int_equal(ntm_ns_open(&ns, path, NTM_NS_EMULATE), 0);
+	assert_int_equal(tu_open_fds(), before);
+	ntm_ns_close(ns);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(ntm_ns_create(&ns, path, 4 * MiB, 2 * MiB,
+				       NTM_NS_EMULATE), 0);
+	assert_int_equal(tu_open_fds(), before);
+	ntm_ns_close(ns);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(ntm_ns_create(&ns, path, 4 * PG, PG,
+				       NTM_NS_TEMPORARY), 0);
+	assert_int_equal(tu_open_fds(), before + 1);
+	ntm_ns_close(ns);
+	assert_int_equal(tu_open_fds(), before);
+}
+
+/*
+ * Blocks are reserved through the file opened again by its path (a BTT
+ * over an emulated namespace allocates its whole file): a path that names
+ * another file by then is -ESTALE, and that file is left as it was.
+ */
+static void test_descriptors_reserve_by_path(void **state)
+{
+	const struct ntm_blk_config cfg = { .btt = true, .btt_create = true };
+	struct ntm_blk *blk = NULL;
+	struct ntm_ns *ns;
+	char path[128], other[128];
+	unsigned char want[PG];
+	struct stat st;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "sparse");
+	path_in_dir(other, sizeof(other), "existing");
+	assert_int_equal(ntm_ns_create(&ns, path, 16 * MiB, PG, NTM_NS_EMULATE), 0);
+	assert_int_equal(ntm_blk_open(&blk, ns, &cfg), 0);
+	assert_int_equal(stat(path, &st), 0);
+	if ((size_t)st.st_blocks * 512 < 16 * MiB)
+		print_message("%s: %lld bytes allocated: no fallocate() here\n",
+			      path, (long long)st.st_blocks * 512);
+	ntm_blk_close(blk);
+	ntm_ns_close(ns);
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(ntm_ns_create(&ns, path, 16 * MiB, PG, NTM_NS_EMULATE), 0);
+	tu_write_file(other, PG, 0x0e, 0600);
+	assert_int_equal(rename(other, path), 0);
+	blk = NULL;
+	assert_int_equal(ntm_blk_open(&blk, ns, &cfg), -ESTALE);
+	assert_null(blk);
+	check_errmsg_has(path, "reserve through a replaced path");
+	tu_fill_random(want, PG, 0x0e);
+	tu_check_file_bytes(path, 0, want, PG);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t)PG);
+	ntm_ns_close(ns);
+	assert_int_equal(unlink(path), 0);
+}
 static void test_kind_names(void **state)
 {
 	(void)state;
@@ -953,6 +1038,8 @@ int main(void)
 		cmocka_unit_test(test_huge_alignment),
 		cmocka_unit_test(test_emulated_disk),
 		cmocka_unit_test(test_emulated_tmpfs),
+		cmocka_unit_test(test_descriptors_none_kept),
+		cmocka_unit_test(test_descriptors_reserve_by_path),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_errmsg_per_thread),
 	};

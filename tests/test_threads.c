@@ -8,6 +8,11 @@
  * it checks the results. Every case starts its threads from a barrier so
  * they really overlap.
  *
+ *   ns_map         2, 4 and 8 threads open their own files (4 KiB,
+ *                  64 KiB, 4 MiB; plain and emulated) as namespaces again
+ *                  and again, on a disk file system and on tmpfs: every
+ *                  store through a mapping reaches its own file (pread),
+ *                  nothing faults.
  *   memmap_init    ntm_memmap_init() with 2, 4 and 7 threads and every
  *                  strategy gives the one-thread memmap byte for byte, for
  *                  4 KiB and 2 MiB pages, descriptors in DRAM and on the
@@ -45,6 +50,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>	/* cmocka.h needs it first */
 #include <signal.h>
@@ -142,6 +148,103 @@ static int dir_teardown(void **state)
 	return tu_remove_tree(dir);
 }
 
+
+/* --- namespaces mapped at once ------------------------------------------ */
+
+/*
+ * One thread of ns_map: opens its own file as a namespace again and
+ * again (plain or emulated: MAP_SYNC is tried, then refused off DAX), stores
+ * its tag at the first, middle and last 8 bytes and reads each back
+ * through its own descriptor. A store the kernel sent into another
+ * thread's mapping leaves its own file without the tag; one into nothing
+ * faults.
+ */
+struct ns_mapper {
+	char path[PATH_MAX];
+	size_t len;
+	uint32_t id;
+	unsigned rounds;
+	pthread_barrier_t *start;
+	struct verdict *v;
+};
+
+static void *ns_mapper_run(void *arg)
+{
+	struct ns_mapper *m = arg;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+
+	pthread_barrier_wait(m->start);
+	if (fd < 0)
+		verdict_fail(m->v, "%s: %s", m->path, strerror(errno));
+	for (unsigned r = 0; fd >= 0 && r < m->rounds; r++) {
+		const size_t off[] = { 0, m->len / 2, m->len - 8 };
+		uint64_t tag = (uint64_t)m->id << 32 | r, got;
+		struct ntm_ns *ns;
+		int ret = ntm_ns_open(&ns, m->path, r % 2 ? NTM_NS_EMULATE : 0);
+
+		if (ret) {
+			verdict_fail(m->v, "%s: ntm_ns_open: %s", m->path,
+				     strerror(-ret));
+			break;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(off); i++)
+			memcpy((char *)ntm_ns_base(ns) + off[i], &tag, 8);
+		for (size_t i = 0; i < ARRAY_SIZE(off); i++)
+			if (pread(fd, &got, 8, (off_t)off[i]) != 8 || got != tag)
+				verdict_fail(m->v, "%s, round %u: byte %zu holds "
+					     "%#" PRIx64 ", not its tag %#" PRIx64,
+					     m->path, r, off[i], got, tag);
+		ntm_ns_close(ns);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * 2, 4 and 8 threads map their own 4 KiB, 64 KiB and 4 MiB files at once,
+ * in a directory on a disk file system (where the kernel refuses MAP_SYNC
+ * only after looking at the file) and on tmpfs: every store reaches its
+ * own file and nothing faults.
+ */
+static void test_ns_map(void **state)
+{
+	static const size_t lens[] = { 4 * 1024, 64 * 1024, 4 * MiB };
+	static const unsigned counts[] = { 2, 4, 8 };
+	char disk[64];
+	const char *where[] = { disk, dir };
+
+	(void)state;
+	snprintf(disk, sizeof(disk), "/tmp/ntmem-test-threads-XXXXXX");
+	assert_non_null(mkdtemp(disk));
+	for (size_t w = 0; w < ARRAY_SIZE(where); w++)
+		for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
+			for (size_t l = 0; l < ARRAY_SIZE(lens); l++) {
+				struct ns_mapper m[8];
+				pthread_barrier_t start;
+				struct verdict v;
+
+				verdict_init(&v);
+				assert_int_equal(pthread_barrier_init(&start, NULL,
+								      counts[c]), 0);
+				for (unsigned i = 0; i < counts[c]; i++) {
+					m[i] = (struct ns_mapper){
+						.len = lens[l], .id = i + 1,
+						.rounds = 300, .start = &start,
+						.v = &v };
+					snprintf(m[i].path, sizeof(m[i].path),
+						 "%s/ns-%u", where[w], i);
+					tu_write_file(m[i].path, lens[l], i + 1,
+						      0600);
+				}
+				run_threads(counts[c], ns_mapper_run, m, sizeof(m[0]));
+				for (unsigned i = 0; i < counts[c]; i++)
+					unlink(m[i].path);
+				pthread_barrier_destroy(&start);
+				verdict_check(&v, where[w]);
+			}
+	assert_int_equal(tu_remove_tree(disk), 0);
+}
 /* --- memmap init -------------------------------------------------------- */
 
 struct geometry {
@@ -921,6 +1024,7 @@ static void test_first_mc(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ns_map),
 		cmocka_unit_test(test_memmap_init),
 		cmocka_unit_test(test_blk_badblocks),
 		cmocka_unit_test(test_mc_fault),

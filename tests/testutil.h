@@ -146,6 +146,19 @@ static inline int tu_remove_tree(const char *dir)
 	return rmdir(dir) || ret ? -1 : 0;
 }
 
+/* How many descriptors the process has open (a mapping must keep none). */
+static inline unsigned tu_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
 /* Write @n pseudo-random bytes from @seed into a new file at @path. */
 static inline void tu_write_file(const char *path, size_t n, uint64_t seed,
 				 mode_t mode)

@@ -133,7 +133,9 @@ struct ntm_badblock {
  * over 64 MiB), -EROFS (btt_create on a read-only namespace), -EIO (a
  * persist failed while the BTT was laid out or its flog replayed),
  * -ENOMEM, -ENOSPC (no room for a BTT, or for a file-backed namespace's
- * blocks), or the error reading the bad-sector list.
+ * blocks), -ESTALE (a BTT on a file whose path names another file now:
+ * the blocks are reserved through the path), or the error reading the
+ * bad-sector list.
  */
 int ntm_blk_open(struct ntm_blk **blk, struct ntm_ns *ns,
 		 const struct ntm_blk_config *cfg);

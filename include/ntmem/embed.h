@@ -43,8 +43,8 @@ int ntm_dispatch_set_caps(int isa_cap, int flush_cap);
  * @ns:    set to the new namespace on success
  * @fd:    a regular file or a devdax device, open O_RDWR (O_RDONLY with
  *         NTM_NS_READONLY); it stays the caller's, open or closed after
- *         the call as the caller likes (the namespace keeps a duplicate
- *         where it needs one)
+ *         the call as the caller likes (the namespace keeps no descriptor,
+ *         except a duplicate for an unlinked file)
  * @path:  the name of the file, for ntm_errmsg() and ntm_ns_path(), and
  *         where state is kept beside it (ntm_blk_open()'s bad-sector list)
  * @flags: NTM_NS_READONLY, NTM_NS_EMULATE, NTM_NS_ANY_SIZE

@@ -148,7 +148,8 @@ struct ntm_memmap;
  * threads, a missing copy function, a flag bit or reserved word that is
  * not 0), -ENOSPC (NTM_MEMMAP_DEV: the file
  * system has no room for the descriptors; ntm_errmsg() names the namespace
- * path and the bytes needed; the file's contents are unchanged), another
+ * path and the bytes needed; the file's contents are unchanged), -ESTALE
+ * (NTM_MEMMAP_DEV: the namespace's path names another file now), another
  * error of the file system, or -ENOMEM.
  */
 int ntm_memmap_create(struct ntm_memmap **mm, void *base, size_t len,
