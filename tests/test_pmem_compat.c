@@ -24,6 +24,14 @@
  *               argument combination and failing step (open, ftruncate,
  *               posix_fallocate): errno, the step in pmem_errormsg(), what
  *               is left on disk. map_align_2m: 2 MiB alignment.
+ *               map_threads: 2, 4 and 8 threads map their own files of
+ *               4 KiB, 64 KiB and 4 MiB again and again at once, on a disk
+ *               file system and on tmpfs: every store reaches its own file
+ *               (pread), nothing fails or faults. map_no_fd: a mapping
+ *               keeps no descriptor, so 48 of them fit under a limit of 8
+ *               more descriptors than the process has open.
+ *               map_not_a_file: /dev/null, /dev/zero and a FIFO, with and
+ *               without CREATE, are EINVAL and create nothing.
  *   unmap_*     pmem_unmap() of the head, middle and tail of a mapping,
  *               across holes, of memory it did not map, what munmap(2)
  *               refuses; exactly those pages go, the rest keeps its data
@@ -1152,6 +1160,190 @@ static void test_unmap_reuse(void **state)
 	free(want);
 }
 
+
+
+/*
+ * Files that are not a regular file or a dax device, with and without
+ * CREATE: EINVAL as PMDK answers (ntm_ns_open() itself says -ENODEV), the
+ * kind named in the message, nothing created.
+ */
+static void test_map_not_a_file(void **state)
+{
+	char fifo[PATH_MAX];
+	const char *const paths[] = { "/dev/null", "/dev/zero", fifo };
+	const int flags[] = { 0, PMEM_FILE_CREATE };
+	int before = count_entries(dir);
+
+	(void)state;
+	path_in_dir(fifo, sizeof(fifo), "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		for (size_t f = 0; f < ARRAY_SIZE(flags); f++) {
+			size_t len = flags[f] ? 4 * KiB : 0, mapped_len = 0;
+			void *p;
+
+			errno = 0;
+			p = pmem_map_file(paths[i], len, flags[f], 0600,
+					  &mapped_len, NULL);
+			if (p) {
+				pmem_unmap(p, mapped_len);
+				fail_msg("%s, flags %d: mapped", paths[i], flags[f]);
+			}
+			if (errno != EINVAL)
+				fail_msg("%s, flags %d: errno %d (%s), expected "
+					 "EINVAL", paths[i], flags[f], errno,
+					 strerror(errno));
+		}
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(count_entries(dir), before);
+}
+/* --- many mappings at once -------------------------------------------- */
+
+/*
+ * One thread of map_threads: maps its own file again and again, stores
+ * its tag at the first, middle and last 8 bytes through the mapping and
+ * reads each back through its own descriptor. A store that the kernel
+ * sent into another thread's mapping (or into nothing: a fault kills the
+ * test) leaves the file without the tag.
+ */
+struct mapper {
+	char path[PATH_MAX];
+	size_t len;
+	uint32_t id;
+	unsigned rounds;
+	pthread_barrier_t *start;
+	unsigned failed;	/* pmem_map_file() or pmem_unmap() failed */
+	unsigned wrong;		/* a tag did not reach the file */
+};
+
+static void *mapper_run(void *arg)
+{
+	struct mapper *m = arg;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+
+	pthread_barrier_wait(m->start);
+	for (unsigned r = 0; fd >= 0 && r < m->rounds; r++) {
+		const size_t off[] = { 0, m->len / 2, m->len - 8 };
+		uint64_t tag = (uint64_t)m->id << 32 | r, got;
+		size_t mapped_len;
+		char *p = pmem_map_file(m->path, 0, 0, 0, &mapped_len, NULL);
+
+		if (!p) {
+			m->failed++;
+			continue;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(off); i++)
+			memcpy(p + off[i], &tag, 8);
+		for (size_t i = 0; i < ARRAY_SIZE(off); i++)
+			if (pread(fd, &got, 8, (off_t)off[i]) != 8 || got != tag)
+				m->wrong++;
+		if (pmem_unmap(p, mapped_len))
+			m->failed++;
+	}
+	if (fd < 0)
+		m->failed++;
+	else
+		close(fd);
+	return NULL;
+}
+
+/*
+ * @nthreads threads map files of @len bytes in @where at once: every store
+ * lands in its own file, and no call fails.
+ */
+static void map_threads_in(const char *where, unsigned nthreads, size_t len,
+			   unsigned rounds)
+{
+	struct mapper m[8];
+	pthread_t t[8];
+	pthread_barrier_t start;
+	unsigned failed = 0, wrong = 0;
+
+	assert_true(nthreads <= ARRAY_SIZE(m));
+	assert_int_equal(pthread_barrier_init(&start, NULL, nthreads), 0);
+	for (unsigned i = 0; i < nthreads; i++) {
+		m[i] = (struct mapper){ .len = len, .id = i + 1,
+					.rounds = rounds, .start = &start };
+		snprintf(m[i].path, sizeof(m[i].path), "%s/threads-%u", where, i);
+		tu_write_file(m[i].path, len, i + 1, 0600);
+	}
+	for (unsigned i = 0; i < nthreads; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, mapper_run, &m[i]), 0);
+	for (unsigned i = 0; i < nthreads; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		failed += m[i].failed;
+		wrong += m[i].wrong;
+		unlink(m[i].path);
+	}
+	pthread_barrier_destroy(&start);
+	if (failed || wrong)
+		fail_msg("%s: %u threads mapping %zu bytes %u times: %u of %u "
+			 "stores missed their own file, %u calls failed", where,
+			 nthreads, len, rounds, wrong, 3 * nthreads * rounds,
+			 failed);
+}
+
+/*
+ * Threads mapping and unmapping their own files at once, on the test
+ * directory's file system (a disk one by default, where the kernel refuses
+ * MAP_SYNC only after it has looked at the file) and on tmpfs; mappings
+ * of 2 MiB and more take the aligned path.
+ */
+static void test_map_threads(void **state)
+{
+	static const size_t lens[] = { 4 * KiB, 64 * KiB, 4 * MiB };
+	static const unsigned counts[] = { 2, 4, 8 };
+	const char *where[] = { dir, shm };
+
+	(void)state;
+	for (size_t w = 0; w < ARRAY_SIZE(where); w++) {
+		if (!where[w][0])
+			continue;
+		for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
+			for (size_t l = 0; l < ARRAY_SIZE(lens); l++)
+				map_threads_in(where[w], counts[c], lens[l], 150);
+	}
+}
+
+/*
+ * A mapping keeps no descriptor open (PMDK closes the file right after
+ * mmap()), so a program can hold more mappings than its descriptor limit.
+ */
+static void test_map_no_fd(void **state)
+{
+	enum { FILES = 48 };
+	struct rlimit old, low;
+	char path[PATH_MAX];
+	void *p[FILES];
+	size_t len[FILES];
+	unsigned before;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	before = tu_open_fds();
+	low = old;
+	low.rlim_cur = before + 8;
+	assert_true(low.rlim_cur < FILES && low.rlim_cur <= old.rlim_max);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	for (unsigned i = 0; i < FILES; i++) {
+		snprintf(path, sizeof(path), "%s/nofd-%u", dir, i);
+		p[i] = pmem_map_file(path, 4 * KiB, PMEM_FILE_CREATE, 0600,
+				     &len[i], NULL);
+		if (!p[i]) {
+			setrlimit(RLIMIT_NOFILE, &old);
+			fail_msg("mapping %u of %d with a limit of %u descriptors "
+				 "(%u open): %s", i + 1, FILES,
+				 (unsigned)low.rlim_cur, before, strerror(errno));
+		}
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(tu_open_fds(), before);
+	for (unsigned i = 0; i < FILES; i++) {
+		assert_int_equal(pmem_unmap(p[i], len[i]), 0);
+		snprintf(path, sizeof(path), "%s/nofd-%u", dir, i);
+		assert_int_equal(unlink(path), 0);
+	}
+}
 /* --- environment timing ----------------------------------------------- */
 
 /*
@@ -1904,6 +2096,10 @@ int main(int argc, char **argv)
 	add_test(tests, &nt, "unmap_invalid", test_unmap_invalid, NULL);
 	add_test(tests, &nt, "unmap_foreign", test_unmap_foreign, NULL);
 	add_test(tests, &nt, "unmap_reuse", test_unmap_reuse, NULL);
+	add_test_fix(tests, &nt, "map_threads", test_map_threads, shm_setup,
+		     shm_teardown);
+	add_test(tests, &nt, "map_no_fd", test_map_no_fd, NULL);
+	add_test(tests, &nt, "map_not_a_file", test_map_not_a_file, NULL);
 	add_test_alone(tests, &nt, "env_force_lazy", test_env_force_lazy);
 	add_test(tests, &nt, "copy_memcpy", test_copy_memcpy, reset_arena);
 	add_test(tests, &nt, "copy_memmove", test_copy_memmove, reset_arena);

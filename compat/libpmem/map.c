@@ -438,7 +438,12 @@ void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		return NULL;
 	ret = ntm_ns_open_fd(&ns, fd, path, NS_FLAGS);
 	if (ret) {
-		err = -ret;
+		/*
+		 * PMDK says EINVAL of every file it cannot map (/dev/null, a
+		 * FIFO), where ntm_ns_open() says -ENODEV; the message keeps
+		 * what the file is.
+		 */
+		err = ret == -ENODEV ? EINVAL : -ret;
 		pmem_set_error("mmap: %s", ntm_errmsg());
 		goto out_undo;
 	}
