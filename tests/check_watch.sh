@@ -19,7 +19,9 @@ scratch_dir ntmem-watch
 rep=$tmp/report
 
 # run_case CASE [VAR=VALUE...]: plain, then watched; sets $plain_rc,
-# $watched_rc, and leaves the records in $rep.
+# $watched_rc, and leaves the records in $rep. A watched run that hangs is
+# killed after 30 s (exit 137: never the plain run's status here but
+# for end-sigkill, whose plain run cannot hang).
 run_case() {
 	c=$1
 	shift
@@ -31,7 +33,7 @@ run_case() {
 	env "$@" PMEM_IS_PMEM_FORCE=1 NTMEM_CHECK_WATCH=1 NTMEM_CHECK_REPORT="$rep" \
 		LD_PRELOAD="$wdir/libntmem-watch-preload.so" \
 		LD_LIBRARY_PATH="$wdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		"$cases" "$c" "$tmp/d" >"$out" 2>>"$err"
+		timeout -s KILL 30 "$cases" "$c" "$tmp/d" >"$out" 2>>"$err"
 	watched_rc=$?
 }
 
@@ -128,5 +130,82 @@ run_case msync
 same_run
 one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":12344,' \
 	'"length":8,' '"point":"pmem_unmap"'
+
+# has_record PATTERN DESCRIPTION: a record of the report matches PATTERN.
+has_record() {
+	if grep -q -- "$1" "$rep"; then ok "$c: $2"; else
+		bad "$c: $2: no record like $1"; sed 's/^/# /' "$rep"; fi
+}
+
+# mremap: the mapping is followed to its new address, the new pages of a
+# grown mapping are watched like the old ones, and nothing stops watching.
+run_case mremap-grow
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":1060880,' \
+	'"length":8,' '"point":"munmap"'
+run_case mremap-move
+same_run
+one_bug '"kind":"not-written-back"' '"when":"unmap"' '"offset":20608,' \
+	'"length":8,' '"point":"pmem_drain"'
+run_case mremap-shrink
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":528416,' \
+	'"length":8,' '"point":"mremap"'
+for c in mremap-grow mremap-move mremap-shrink; do
+	run_case $c
+	if grep -q '"kind":"unwatched"' "$rep"; then
+		bad "$c: watching stopped"; sed 's/^/# /' "$rep"
+	else ok "$c: watching never stopped"; fi
+done
+
+# mprotect: a page made read-only and writable again is still watched; a
+# read-only or inaccessible page stays so.
+run_case mprotect
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":4096,' \
+	'"length":8192,' '"point":"pmem_unmap"'
+run_case mprotect-keep
+same_run
+no_bugs
+for line in "store to PROT_READ: fault" "load from PROT_READ: no fault" \
+	"load from PROT_NONE: fault" "store after PROT_READ|PROT_WRITE: no fault"; do
+	grep -qxF "$line" "$out" || bad "$c: not '$line'"
+done
+
+# How a program ends: each is judged (the 64 bytes never flushed), the
+# program's own ending applies afterwards (same status, same signal), and
+# an "end" record says how it ended. SIGKILL cannot be seen.
+for ending in exit:exit:0 _exit:_exit:7 abort:SIGABRT:134 sigterm:SIGTERM:143 \
+	segv:SIGSEGV:139 handler:exit:3; do
+	c=end-${ending%%:*}
+	rest=${ending#*:}
+	point=${rest%%:*}
+	status=${rest#*:}
+	run_case "$c"
+	same_run
+	if [ "$watched_rc" -ne "$status" ]; then
+		bad "$c: exit $watched_rc, expected $status"; fi
+	one_bug '"kind":"never-written-back"' '"when":"exit"' '"offset":8320,' \
+		'"length":64,' "\"point\":\"$point\""
+done
+run_case end-exit
+has_record '"type":"end","how":"exit","judged":1,' 'an end record: exit'
+run_case end-_exit
+has_record '"type":"end","how":"_exit","status":7,"judged":1,' \
+	'an end record: _exit(7)'
+run_case end-sigterm
+has_record '"type":"end","how":"signal","signal":"SIGTERM","judged":1,' \
+	'an end record: SIGTERM'
+grep -qxF "SIGTERM: default" "$out" || bad "$c: the program saw its handler changed"
+run_case end-abort
+has_record '"type":"end","how":"signal","signal":"SIGABRT","judged":1,' \
+	'an end record: SIGABRT'
+run_case end-handler
+grep -qxF handler "$out" || bad "$c: the program's SIGTERM handler did not run"
+run_case end-sigkill
+same_run
+no_bugs
+if [ "$watched_rc" -eq 137 ]; then ok "$c: killed by SIGKILL"; else
+	bad "$c: exit $watched_rc, expected 137"; fi
 
 exit $fail

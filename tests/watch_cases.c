@@ -30,8 +30,33 @@
  *                  written back already: two performance notes, no bug
  *   msync          pmem_msync() makes a store durable; a store after it,
  *                  never synced, is reported at unmap
+ *   mremap-grow    the file grown to 2 MiB, the mapping grown with
+ *                  mremap(MREMAP_MAYMOVE): stores to the new address (old
+ *                  and new pages) persisted; one store to a new page never
+ *                  persisted is reported at munmap
+ *   mremap-move    a line stored and one left pending before a move to a
+ *                  fixed new address; the first persisted there, the other
+ *                  never: reported at the new address's munmap
+ *   mremap-shrink  a store in the tail a shrinking mremap() drops: reported
+ *                  at that mremap
+ *   mprotect       a watched range made read-only, then writable again:
+ *                  8 KiB stored there after it, never flushed, is reported
+ *   mprotect-keep  PROT_READ and PROT_NONE stay as the program asked (its
+ *                  handler catches the store and the load); a line written
+ *                  back before PROT_NONE is settled by a fence while the page
+ *                  cannot be read; mprotect()'s errors are the kernel's
+ *   end-exit       64 bytes stored, never flushed, then return from main
+ *   end-_exit      the same, then _exit(7)
+ *   end-abort      the same, then abort()
+ *   end-sigterm    the same, then raise(SIGTERM) (its disposition printed
+ *                  first: the program sees SIG_DFL)
+ *   end-segv       the same, then the program's own bug: a store to an
+ *                  unmapped address
+ *   end-sigkill    the same, then raise(SIGKILL): nothing can be judged
+ *   end-handler    the program's own SIGTERM handler runs and exits 3
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
 #include <ntmem.h>
@@ -263,6 +288,174 @@ static int msync_case(void)
 	return 0;
 }
 
+/* The pool's file, grown to @len: mremap() beyond its end would SIGBUS. */
+static void grow_pool(const char *dir, size_t len)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		die("grow the pool");
+	close(fd);
+}
+
+static int mremap_grow_case(const char *dir)
+{
+	char *p;
+
+	store_persist(4096);
+	grow_pool(dir, 2 * POOL);
+	p = mremap(pool, POOL, 2 * POOL, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		die("mremap");
+	*(volatile uint64_t *)(p + 8192) = PATTERN;		/* an old page */
+	pmem_persist(p + 8192, 8);
+	*(volatile uint64_t *)(p + POOL + 4096) = PATTERN;	/* a new page */
+	pmem_persist(p + POOL + 4096, 8);
+	*(volatile uint64_t *)(p + POOL + 3 * 4096 + 16) = PATTERN;	/* never */
+	if (munmap(p, 2 * POOL))
+		die("munmap");
+	pool = NULL;
+	return 0;
+}
+
+static int mremap_move_case(void)
+{
+	char *to, *p;
+
+	/* A free place, reserved and let go: the move's fixed target. */
+	to = mmap(NULL, POOL, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (to == MAP_FAILED || munmap(to, POOL))
+		die("reserve");
+	*(volatile uint64_t *)(pool + 4096 + 64) = PATTERN;	/* persisted after */
+	*(volatile uint64_t *)(pool + 5 * 4096 + 128) = PATTERN; /* never */
+	pmem_drain();		/* passes both: pending */
+	p = mremap(pool, POOL, POOL, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	if (p != to)
+		die("mremap");
+	pmem_persist(p + 4096 + 64, 8);
+	if (munmap(p, POOL))
+		die("munmap");
+	pool = NULL;
+	return 0;
+}
+
+static int mremap_shrink_case(void)
+{
+	char *p;
+
+	store_persist(4096);
+	*(volatile uint64_t *)(pool + POOL / 2 + 4096 + 32) = PATTERN;	/* dropped */
+	p = mremap(pool, POOL, POOL / 2, 0);
+	if (p != pool)
+		die("mremap");
+	pool_len = POOL / 2;
+	return 0;
+}
+
+static int mprotect_case(void)
+{
+	if (mprotect(pool + 4096, 8192, PROT_READ) ||
+	    mprotect(pool + 4096, 8192, PROT_READ | PROT_WRITE))
+		die("mprotect");
+	memset(pool + 4096, 0x5a, 8192);	/* never flushed */
+	return 0;
+}
+
+/* @p faults when stored to (load: read from): printed, then the next. */
+static void try_access(char *p, bool load, const char *what)
+{
+	if (!sigsetjmp(back, 1)) {
+		if (load)
+			(void)*(volatile char *)p;
+		else
+			*(volatile char *)p = 1;
+		printf("%s: no fault\n", what);
+	} else {
+		printf("%s: fault\n", what);
+	}
+}
+
+static int mprotect_keep_case(void)
+{
+	struct sigaction act = { .sa_handler = on_fault };
+	char *page = pool + 4 * 4096;
+
+	if (sigaction(SIGSEGV, &act, NULL))
+		die("sigaction");
+	if (mprotect(page, 4096, PROT_READ))
+		die("mprotect read");
+	try_access(page, false, "store to PROT_READ");
+	try_access(page, true, "load from PROT_READ");
+	if (mprotect(page, 4096, PROT_NONE))
+		die("mprotect none");
+	try_access(page, true, "load from PROT_NONE");
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE))
+		die("mprotect write");
+	try_access(page, false, "store after PROT_READ|PROT_WRITE");
+	pmem_persist(page, 1);
+	/* Written back, then unreadable: the fence must still settle it. */
+	*(volatile uint64_t *)(page + 256) = PATTERN;
+	pmem_flush(page + 256, 8);
+	if (mprotect(page, 4096, PROT_NONE))
+		die("mprotect none");
+	pmem_drain();
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE))
+		die("mprotect write");
+	/* The kernel's answers are the program's. */
+	errno = 0;
+	printf("unaligned: %d %s\n", mprotect(page + 1, 4096, PROT_READ),
+	       strerror(errno));
+	errno = 0;
+	printf("bad prot: %d %s\n", mprotect(page, 4096, 0x7000000),
+	       strerror(errno));
+	return 0;
+}
+
+/* 64 bytes stored, never flushed: what each ending is judged on. */
+static void store_unflushed(void)
+{
+	memset(pool + 2 * 4096 + 128, 0x5a, 64);
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	puts("handler");
+	exit(3);
+}
+
+static int end_case(const char *how)
+{
+	struct sigaction old;
+
+	store_unflushed();
+	if (!strcmp(how, "exit"))
+		return 0;
+	if (!strcmp(how, "_exit"))
+		_exit(7);
+	if (!strcmp(how, "abort"))
+		abort();
+	if (!strcmp(how, "sigterm")) {
+		if (sigaction(SIGTERM, NULL, &old))
+			die("sigaction");
+		puts(old.sa_handler == SIG_DFL ? "SIGTERM: default" : "SIGTERM: set");
+		raise(SIGTERM);
+	}
+	if (!strcmp(how, "segv"))
+		*(volatile int *)unmapped = 1;
+	if (!strcmp(how, "sigkill"))
+		raise(SIGKILL);
+	if (!strcmp(how, "handler")) {
+		if (signal(SIGTERM, on_term) == SIG_ERR)
+			die("signal");
+		raise(SIGTERM);
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *c;
@@ -301,10 +494,23 @@ int main(int argc, char **argv)
 		ret = perf_case();
 	else if (!strcmp(c, "msync"))
 		ret = msync_case();
+	else if (!strcmp(c, "mremap-grow"))
+		ret = mremap_grow_case(argv[2]);
+	else if (!strcmp(c, "mremap-move"))
+		ret = mremap_move_case();
+	else if (!strcmp(c, "mremap-shrink"))
+		ret = mremap_shrink_case();
+	else if (!strcmp(c, "mprotect"))
+		ret = mprotect_case();
+	else if (!strcmp(c, "mprotect-keep"))
+		ret = mprotect_keep_case();
+	else if (!strncmp(c, "end-", 4))
+		ret = end_case(c + 4);
 	else {
 		fprintf(stderr, "unknown case %s\n", c);
 		return 2;
 	}
-	pmem_unmap(pool, pool_len);
+	if (pool && strncmp(c, "end-", 4))
+		pmem_unmap(pool, pool_len);
 	return ret;
 }

@@ -8,6 +8,15 @@
  *     arrive as SIGSEGV; a handler the program installs is kept by the
  *     checker and called for every fault that is not the checker's,
  *     instead of replacing the checker's handler;
+ *   sigaction()/signal() of the other signals that end a process by
+ *     default: while the program leaves one at SIG_DFL the checker's
+ *     handler stands in, judges what the program left, and dies of the
+ *     signal as the program would have (the program is told SIG_DFL);
+ *   _exit()/_Exit(): judged first, as exit() is by the checker's
+ *     destructor;
+ *   mprotect(): a page the program makes read-only and writable again is
+ *     still watched; mremap(): a watched mapping that moves or grows is
+ *     followed (or, where it cannot be, no longer watched, with a note);
  *   read()/pread(): the kernel's stores into a write-protected page would
  *     fail with EFAULT instead of faulting, so the pages are made writable
  *     (and their contents kept) first;
@@ -30,7 +39,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -66,8 +77,8 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	const struct ntm_watch_ops *o = watching();
 	REAL(sigaction);
 
-	if (sig == SIGSEGV && o)
-		return o->segv_action(act, old);
+	if (o && o->keeps_signal(sig))
+		return o->signal_action(sig, act, old);
 	return real_sigaction(sig, act, old);
 }
 
@@ -77,7 +88,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 	struct sigaction act = { .sa_handler = handler }, old;
 	static sighandler_t (*real_signal)(int, sighandler_t);
 
-	if (sig != SIGSEGV || !o) {
+	if (!o || !o->keeps_signal(sig)) {
 		if (!real_signal)
 			real_signal = (sighandler_t (*)(int, sighandler_t))
 				dlsym(RTLD_NEXT, "signal");
@@ -91,7 +102,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 	act.sa_flags = SA_RESTART;
 	sigemptyset(&act.sa_mask);
 	sigaddset(&act.sa_mask, sig);
-	if (o->segv_action(&act, &old))
+	if (o->signal_action(sig, &act, &old))
 		return SIG_ERR;
 	return old.sa_handler;
 }
@@ -134,4 +145,66 @@ int munmap(void *p, size_t n)
 	if (o)
 		o->will_unmap(p, n);
 	return real_munmap(p, n);
+}
+
+int mprotect(void *p, size_t n, int prot)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(mprotect);
+
+	if (o)
+		return o->protect(p, n, prot);
+	return real_mprotect(p, n, prot);
+}
+
+void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
+{
+	const struct ntm_watch_ops *o = watching();
+	static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+	void *want = NULL;
+	va_list ap;
+
+	if (!real_mremap)
+		real_mremap = (void *(*)(void *, size_t, size_t, int, ...))
+			dlsym(RTLD_NEXT, "mremap");
+	if (!real_mremap) {
+		errno = ENOSYS;
+		return MAP_FAILED;
+	}
+	/* The fourth argument is there only with MREMAP_FIXED. */
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (o)
+		return o->remap(old, olen, nlen, flags, want);
+	return real_mremap(old, olen, nlen, flags, want);
+}
+
+/* Both end the process without exit()'s destructors: judged first. */
+static _Noreturn void end_now(const char *name, int status)
+{
+	const struct ntm_watch_ops *o = watching();
+	static void (*real_exit)(int);
+
+	if (o)
+		o->ending(name, status);
+	if (!real_exit)
+		real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	if (real_exit)
+		real_exit(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+void _exit(int status)
+{
+	end_now("_exit", status);
+}
+
+void _Exit(int status)
+{
+	end_now("_Exit", status);
 }

@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -124,13 +125,23 @@ struct wpage {
  */
 enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_COUNT };
 
+/* What a program's mprotect() set on a page (PROT_SET | its prot). */
+#define PROT_SET 0x40000000
+
+/* A page of a watched mapping. */
+struct wslot {
+	struct wpage *page;	/* NULL when all durable */
+	int prot;		/* 0: the range's; else PROT_SET | the program's */
+};
+
 /* A watched mapping. */
 struct wrange {
 	uintptr_t start, end;	/* page aligned */
-	int prot;		/* what to give a page back when it is stored */
+	int prot;		/* what the program mapped it with */
 	off_t off;		/* file offset of start */
 	char *path;		/* NULL: anonymous */
-	struct wpage **pages;	/* per page: NULL when all durable */
+	struct wslot *slots;	/* per page */
+	size_t table_bytes;	/* of slots, as mapped (a cut keeps them) */
 };
 
 /* A persistence point that left lines pending. */
@@ -172,6 +183,9 @@ static __thread uint32_t self __attribute__((tls_model("initial-exec")));
 static __thread int inside __attribute__((tls_model("initial-exec")));
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static int (*real_mprotect)(void *, size_t, int);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 /* The program's SIGSEGV action; immutable records, published whole. */
 static const struct sigaction *chained;
 
@@ -230,9 +244,37 @@ static struct wrange *range_of(uintptr_t a)
 	return NULL;
 }
 
-static struct wpage **slot_of(struct wrange *r, uintptr_t a)
+static struct wslot *slot_at(const struct wrange *r, uintptr_t a)
 {
-	return &r->pages[(a - r->start) / PAGE];
+	return &r->slots[(a - r->start) / PAGE];
+}
+
+static struct wpage **slot_of(const struct wrange *r, uintptr_t a)
+{
+	return &slot_at(r, a)->page;
+}
+
+/* The protection the program wants page @a of @r to have. */
+static int prog_prot(const struct wrange *r, uintptr_t a)
+{
+	int p = slot_at(r, a)->prot;
+
+	return p ? p & ~PROT_SET : r->prot;
+}
+
+/*
+ * What a page gets while it is watched: the program's protection, less
+ * PROT_WRITE unless its record says its stores go unseen (so that the
+ * first store faults). A page the program cannot write stays as it asked.
+ */
+static int watched_prot(int prog, bool writable)
+{
+	return writable ? prog : prog & ~PROT_WRITE;
+}
+
+static bool prot_readable(int prot)
+{
+	return prot & (PROT_READ | PROT_WRITE);
 }
 
 /* A page record from the free list, or a new chunk: no malloc() (the
@@ -313,7 +355,7 @@ static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 		wp->nframes = nframes;
 		memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);
 	}
-	if (mprotect((void *)a, PAGE, r->prot)) {
+	if (real_mprotect((void *)a, PAGE, prog_prot(r, a))) {
 		int err = -errno;
 
 		if (fresh)
@@ -331,8 +373,31 @@ static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 static void page_protect(struct wpage *wp)
 {
 	if (wp->writable)
-		mprotect((void *)wp->addr, PAGE, PROT_READ);
+		real_mprotect((void *)wp->addr, PAGE,
+			      watched_prot(prog_prot(wp->range, wp->addr), false));
 	wp->writable = false;
+}
+
+/*
+ * The contents of @wp now. A page the program made unreadable
+ * (PROT_NONE) is read through /proc/self/mem, which does not change what
+ * any thread of the program sees; if even that fails, its image stands in
+ * (nothing is judged of it). Lock held: one buffer serves.
+ */
+static const uint8_t *page_now(const struct wpage *wp)
+{
+	static uint8_t copy[PAGE];
+	int fd;
+	ssize_t got = -1;
+
+	if (prot_readable(prog_prot(wp->range, wp->addr)))
+		return (const uint8_t *)wp->addr;
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		got = pread(fd, copy, PAGE, (off_t)wp->addr);
+		close(fd);
+	}
+	return got == PAGE ? copy : wp->image;
 }
 
 /* Forget a page that is all durable (or judged): protect it again. */
@@ -412,10 +477,10 @@ static uint32_t lazy_id(struct lazy_point *lp)
 }
 
 /* The range of bytes in which line @l of @wp differs from its image. */
-static void changed_bytes(const struct wpage *wp, unsigned l, uintptr_t *lo,
-			  uintptr_t *hi)
+static void changed_bytes(const struct wpage *wp, const uint8_t *now,
+			  unsigned l, uintptr_t *lo, uintptr_t *hi)
 {
-	const uint8_t *cur = (const uint8_t *)wp->addr + l * LINE;
+	const uint8_t *cur = now + l * LINE;
 	const uint8_t *img = wp->image + l * LINE;
 	unsigned a = 0, b = LINE;
 
@@ -441,33 +506,69 @@ struct bad_list {
 	size_t n, cap;
 };
 
-static void bad_add(struct bad_list *bl, const struct wpage *wp, unsigned l,
-		    enum bug_kind kind, uint32_t point)
+/*
+ * The list grows by mmap(), not realloc(): it is also built in a signal
+ * handler (a fatal signal is judged where it is caught).
+ */
+static void bad_add(struct bad_list *bl, const struct wpage *wp,
+		    const uint8_t *now, unsigned l, enum bug_kind kind,
+		    uint32_t point)
 {
 	struct bad *b;
 
 	if (bl->n == bl->cap) {
-		size_t cap = bl->cap ? bl->cap * 2 : 64;
-		struct bad *v = realloc(bl->v, sizeof(*v) * cap);
+		size_t cap = bl->cap ? bl->cap * 2 : PAGE / sizeof(*b);
+		struct bad *v = mmap(NULL, sizeof(*v) * cap, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (!v)
+		if (v == MAP_FAILED)
 			return;	/* out of memory: fewer lines reported */
+		if (bl->v) {
+			memcpy(v, bl->v, sizeof(*v) * bl->n);
+			real_munmap(bl->v, sizeof(*v) * bl->cap);
+		}
 		bl->v = v;
 		bl->cap = cap;
 	}
 	b = &bl->v[bl->n++];
 	b->line = wp->addr + l * LINE;
-	changed_bytes(wp, l, &b->lo, &b->hi);
+	changed_bytes(wp, now, l, &b->lo, &b->hi);
 	b->kind = kind;
 	b->point = point;
 	b->wp = wp;
 }
 
-static int bad_cmp(const void *a, const void *b)
+static void bad_sift(struct bad *v, size_t i, size_t n)
 {
-	const struct bad *x = a, *y = b;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct bad t;
 
-	return x->line < y->line ? -1 : x->line > y->line;
+		if (c >= n)
+			return;
+		if (c + 1 < n && v[c + 1].line > v[c].line)
+			c++;
+		if (v[i].line >= v[c].line)
+			return;
+		t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+		i = c;
+	}
+}
+
+/* By address; a heap sort, as qsort() may allocate (signal handlers). */
+static void bad_sort(struct bad *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		bad_sift(v, i, n);
+	for (size_t end = n; end > 1; end--) {
+		struct bad t = v[0];
+
+		v[0] = v[end - 1];
+		v[end - 1] = t;
+		bad_sift(v, 0, end - 1);
+	}
 }
 
 static void report(const struct bad *first, const struct bad *last,
@@ -497,7 +598,7 @@ static void report_all(struct bad_list *bl, const char *when,
 {
 	size_t i = 0;
 
-	qsort(bl->v, bl->n, sizeof(*bl->v), bad_cmp);
+	bad_sort(bl->v, bl->n);
 	while (i < bl->n) {
 		size_t j = i;
 
@@ -509,14 +610,16 @@ static void report_all(struct bad_list *bl, const char *when,
 		report(&bl->v[i], &bl->v[j], when, end);
 		i = j + 1;
 	}
-	free(bl->v);
+	if (bl->v)
+		real_munmap(bl->v, sizeof(*bl->v) * bl->cap);
 	bl->v = NULL;
 	bl->n = bl->cap = 0;
 }
 
-static bool line_is(const struct wpage *wp, unsigned l, const uint8_t *copy)
+/* Whether line @l of a page whose contents are @now is as in @copy. */
+static bool line_is(const uint8_t *now, unsigned l, const uint8_t *copy)
 {
-	return !memcmp((const void *)(wp->addr + l * LINE), copy + l * LINE, LINE);
+	return !memcmp(now + l * LINE, copy + l * LINE, LINE);
 }
 
 /*
@@ -530,15 +633,16 @@ static bool line_is(const struct wpage *wp, unsigned l, const uint8_t *copy)
  * again. Lock held.
  */
 static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
-			struct bad_list *now)
+			struct bad_list *eagerly)
 {
+	const uint8_t *now = page_now(wp);
 	bool clean = true;
 
 	for (unsigned l = 0; l < LINES; l++) {
 		uint64_t bit = 1ull << l;
 		enum bug_kind kind;
 
-		if (line_is(wp, l, wp->image)) {
+		if (line_is(now, l, wp->image)) {
 			wp->wb &= ~bit;
 			wp->pending &= ~bit;
 			continue;
@@ -549,9 +653,9 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 				continue;
 			}
 			wp->wb &= ~bit;
-			if (line_is(wp, l, wp->wbdata)) {
+			if (line_is(now, l, wp->wbdata)) {
 				memcpy(wp->image + l * LINE,
-				       (const void *)(wp->addr + l * LINE), LINE);
+				       now + l * LINE, LINE);
 				wp->pending &= ~bit;
 				continue;
 			}
@@ -561,7 +665,7 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 		} else if (wp->thread == me && cpu_cache) {
 			/* The cache is persistent: the fence is all it takes. */
 			memcpy(wp->image + l * LINE,
-			       (const void *)(wp->addr + l * LINE), LINE);
+			       now + l * LINE, LINE);
 			wp->pending &= ~bit;
 			continue;
 		} else if (wp->thread == me) {
@@ -577,7 +681,7 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 		wp->reason[l] = (uint8_t)kind;
 		wp->point[l] = lazy_id(lp);
 		if (eager)
-			bad_add(now, wp, l, kind, wp->point[l]);
+			bad_add(eagerly, wp, now, l, kind, wp->point[l]);
 	}
 	return clean;
 }
@@ -585,21 +689,23 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 /* At unmap or exit: every line of @wp that is not durable. Lock held. */
 static void page_judge(struct wpage *wp, struct bad_list *bl)
 {
+	const uint8_t *now = page_now(wp);
+
 	for (unsigned l = 0; l < LINES; l++) {
 		uint64_t bit = 1ull << l;
 
-		if (line_is(wp, l, wp->image))
+		if (line_is(now, l, wp->image))
 			continue;
 		if (eager && (wp->pending & bit))
 			continue;	/* reported at its point */
 		if (wp->wb & bit)
-			bad_add(bl, wp, l, line_is(wp, l, wp->wbdata) ?
+			bad_add(bl, wp, now, l, line_is(now, l, wp->wbdata) ?
 				BUG_NOT_FENCED : BUG_STORED_AFTER_WB, 0);
 		else if (wp->pending & bit)
-			bad_add(bl, wp, l, (enum bug_kind)wp->reason[l],
+			bad_add(bl, wp, now, l, (enum bug_kind)wp->reason[l],
 				wp->point[l]);
 		else
-			bad_add(bl, wp, l, BUG_NEVER_WRITTEN_BACK, 0);
+			bad_add(bl, wp, now, l, BUG_NEVER_WRITTEN_BACK, 0);
 	}
 }
 
@@ -729,6 +835,7 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 	lock();
 	for (uintptr_t a = lo & ~(uintptr_t)(LINE - 1); a < hi; a += LINE) {
 		struct wrange *r = range_of(a);
+		const uint8_t *now;
 		struct wpage *wp;
 		unsigned l;
 
@@ -746,13 +853,14 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 		/* The next fence of the page's thread settles it. */
 		list_move(wp, LIST_ACTIVE);
 		l = (unsigned)((a - wp->addr) / LINE);
+		now = page_now(wp);
 		if (kind == NTM_REC_WRITEBACK) {
-			if (line_is(wp, l, wp->image))
+			if (line_is(now, l, wp->image))
 				perf_kind = 0;
-			else if ((wp->wb & (1ull << l)) && line_is(wp, l, wp->wbdata))
+			else if ((wp->wb & (1ull << l)) && line_is(now, l, wp->wbdata))
 				perf_kind = 1;
 		}
-		memcpy(wp->wbdata + l * LINE, (const void *)a, LINE);
+		memcpy(wp->wbdata + l * LINE, now + l * LINE, LINE);
 		wp->wb |= 1ull << l;
 		wp->wb_thread[l] = me;
 	}
@@ -824,7 +932,7 @@ static void free_list(struct wpage *wp)
 
 static void range_destroy(struct wrange *r)
 {
-	munmap(r->pages, (r->end - r->start) / PAGE * sizeof(*r->pages));
+	real_munmap(r->slots, r->table_bytes);
 	free(r->path);
 	free(r);
 }
@@ -834,21 +942,22 @@ static struct wrange *range_new(uintptr_t start, uintptr_t end,
 				const char *path, off_t off, int prot)
 {
 	struct wrange *r = calloc(1, sizeof(*r));
-	size_t bytes = (end - start) / PAGE * sizeof(*r->pages);
+	size_t bytes = (end - start) / PAGE * sizeof(*r->slots);
 
 	if (!r)
 		return NULL;
 	/* Untouched parts of a large namespace's table cost nothing. */
-	r->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	r->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	r->path = path && *path ? strdup(path) : NULL;
-	if (r->pages == MAP_FAILED || (path && *path && !r->path)) {
-		if (r->pages != MAP_FAILED)
-			munmap(r->pages, bytes);
+	if (r->slots == MAP_FAILED || (path && *path && !r->path)) {
+		if (r->slots != MAP_FAILED)
+			real_munmap(r->slots, bytes);
 		free(r->path);
 		free(r);
 		return NULL;
 	}
+	r->table_bytes = bytes;
 	r->start = start;
 	r->end = end;
 	r->off = off;
@@ -857,19 +966,74 @@ static struct wrange *range_new(uintptr_t start, uintptr_t end,
 }
 
 /*
- * Unmap [a, e) from the watched ranges: judge its dirty pages (reported
- * under @why), then trim, split or drop the ranges it covers. Lock held.
+ * Give [a, e) of @r (clipped to it) the protections the program asked
+ * for, one mprotect() per run of pages that want the same. Lock held.
  */
-static void unwatch(uintptr_t a, uintptr_t e, const char *when,
-		    const struct point *end)
+static void restore_prot(const struct wrange *r, uintptr_t a, uintptr_t e)
 {
-	struct bad_list bl = { 0 };
-	struct wpage *gone = NULL;
+	uintptr_t run;
 
-	judge_range(a, e, &bl, &gone);
-	if (bl.n)
-		report_all(&bl, when, end);
-	free_list(gone);
+	a = a > r->start ? a : r->start;
+	e = e < r->end ? e : r->end;
+	for (run = a; run < e;) {
+		int prot = prog_prot(r, run);
+		uintptr_t x = run + PAGE;
+
+		while (x < e && prog_prot(r, x) == prot)
+			x += PAGE;
+		real_mprotect((void *)run, x - run, prot);
+		run = x;
+	}
+}
+
+/*
+ * A note that [a, e) of @r is no longer watched, and why: machine-readable
+ * ("kind":"unwatched", the file, offset and length), so a run that stopped
+ * watching part of a mapping is visible in the report.
+ */
+static void note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
+			   const char *why)
+{
+	uint64_t off = (uint64_t)(a - r->start) + (uint64_t)r->off;
+	struct wrec w;
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s offset %llu length %llu: no longer "
+		 "watched: %s", r->path ? r->path : "anonymous memory",
+		 (unsigned long long)off, (unsigned long long)(e - a), why);
+	wrec_begin(&w, "note");
+	wrec_str(&w, "kind", "unwatched");
+	wrec_str(&w, "message", msg);
+	wrec_str(&w, "file", r->path);
+	wrec_num(&w, "offset", off);
+	wrec_num(&w, "length", e - a);
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+}
+
+/* Drop the records of [a, e) unjudged. Lock held. */
+static void drop_records(uintptr_t a, uintptr_t e)
+{
+	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++) {
+		struct wpage *wp, *next;
+
+		for (wp = lists[l]; wp; wp = next) {
+			next = wp->next;
+			if (wp->addr < a || wp->addr >= e)
+				continue;
+			list_del(wp);
+			*slot_of(wp->range, wp->addr) = NULL;
+			page_free(wp);
+		}
+	}
+}
+
+/*
+ * Take [a, e) out of the watched ranges: trim, split or drop the ranges it
+ * covers. Its pages hold no records any more. Lock held.
+ */
+static void ranges_cut(uintptr_t a, uintptr_t e)
+{
 	for (unsigned i = 0; i < nranges;) {
 		struct wrange *r = ranges[i];
 
@@ -884,12 +1048,18 @@ static void unwatch(uintptr_t a, uintptr_t e, const char *when,
 					  r->off + (off_t)(e - r->start), r->prot) : NULL;
 
 			if (tail) {
-				memcpy(tail->pages, slot_of(r, e),
-				       (r->end - e) / PAGE * sizeof(*r->pages));
+				memcpy(tail->slots, slot_at(r, e),
+				       (r->end - e) / PAGE * sizeof(*r->slots));
 				for (uintptr_t p = e; p < r->end; p += PAGE)
 					if (*slot_of(tail, p))
 						(*slot_of(tail, p))->range = tail;
 				ranges[nranges++] = tail;
+			} else {
+				/* Not watched, but as the program wants it. */
+				note_unwatched(r, e, r->end, nranges < MAX_RANGES ?
+					       "no memory" : "too many mappings");
+				drop_records(e, r->end);
+				restore_prot(r, e, r->end);
 			}
 			r->end = a;	/* the table keeps its size: unmapped whole */
 			i++;
@@ -904,10 +1074,10 @@ static void unwatch(uintptr_t a, uintptr_t e, const char *when,
 			/* The head goes: the table is shifted, not reallocated. */
 			size_t cut = (e - r->start) / PAGE;
 
-			memmove(r->pages, r->pages + cut,
-				(r->end - e) / PAGE * sizeof(*r->pages));
-			memset(r->pages + (r->end - e) / PAGE, 0,
-			       cut * sizeof(*r->pages));
+			memmove(r->slots, r->slots + cut,
+				(r->end - e) / PAGE * sizeof(*r->slots));
+			memset(r->slots + (r->end - e) / PAGE, 0,
+			       cut * sizeof(*r->slots));
 			r->off += (off_t)(e - r->start);
 			r->start = e;
 		} else {
@@ -915,6 +1085,43 @@ static void unwatch(uintptr_t a, uintptr_t e, const char *when,
 		}
 		i++;
 	}
+}
+
+/*
+ * Unmap [a, e) from the watched ranges: judge its dirty pages (reported
+ * under @when), then cut it out. Lock held.
+ */
+static void unwatch(uintptr_t a, uintptr_t e, const char *when,
+		    const struct point *end)
+{
+	struct bad_list bl = { 0 };
+	struct wpage *gone = NULL;
+
+	judge_range(a, e, &bl, &gone);
+	if (bl.n)
+		report_all(&bl, when, end);
+	free_list(gone);
+	ranges_cut(a, e);
+}
+
+/*
+ * Stop watching [a, e), which stays mapped: its records are dropped
+ * unjudged, its pages get the program's protections back, and a note
+ * per range says so (@why). Lock held.
+ */
+static void forget(uintptr_t a, uintptr_t e, const char *why)
+{
+	drop_records(a, e);
+	for (unsigned i = 0; i < nranges; i++) {
+		const struct wrange *r = ranges[i];
+
+		if (e <= r->start || a >= r->end)
+			continue;
+		note_unwatched(r, a > r->start ? a : r->start,
+			       e < r->end ? e : r->end, why);
+		restore_prot(r, a, e);
+	}
+	ranges_cut(a, e);
 }
 
 static void watch_range(uintptr_t start, uintptr_t end, const char *path,
@@ -929,8 +1136,8 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 	lock();
 	/* Whatever was watched there before was unmapped behind our back. */
 	unwatch(start, end, "unmap", NULL);
-	if (nranges == MAX_RANGES || mprotect((void *)start, end - start,
-						   PROT_READ)) {
+	if (nranges == MAX_RANGES ||
+	    real_mprotect((void *)start, end - start, watched_prot(prot, false))) {
 		unlock();
 		note("%s: not watched: %s", path ? path : "mapping",
 		     nranges == MAX_RANGES ? "too many mappings" : strerror(errno));
@@ -992,21 +1199,26 @@ void ntm_watch_synced_slow(const void *p, size_t n)
 	lock();
 	for (int list = LIST_ACTIVE; list <= LIST_RESTING; list++)
 	for (struct wpage *wp = lists[list], *next; wp; wp = next) {
+		const uint8_t *now;
+
 		next = wp->next;
 		if (wp->addr + PAGE <= a || wp->addr >= e)
 			continue;
+		now = page_now(wp);
+		if (now == wp->image)
+			continue;	/* unreadable: nothing to take */
 		for (unsigned l = 0; l < LINES; l++) {
 			uintptr_t la = wp->addr + l * LINE;
 			uint64_t bit = 1ull << l;
 
 			if (la + LINE <= a || la >= e)
 				continue;
-			memcpy(wp->image + l * LINE, (const void *)la, LINE);
+			memcpy(wp->image + l * LINE, now + l * LINE, LINE);
 			wp->wb &= ~bit;
 			wp->pending &= ~bit;
 		}
 		if (!wp->pending && !wp->wb &&
-		    !memcmp(wp->image, (const void *)wp->addr, PAGE))
+		    !memcmp(wp->image, now, PAGE))
 			page_clean(wp);
 	}
 	unlock();
@@ -1060,7 +1272,8 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 
 	lock();
 	r = range_of(a);
-	if (!r) {
+	/* A page the program made read-only faults for the program. */
+	if (!r || !(prog_prot(r, a) & PROT_WRITE)) {
 		unlock();
 		return false;
 	}
@@ -1068,11 +1281,9 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 		/*
 		 * Another thread made it writable after this fault and before
 		 * this handler got the lock (and it may have been protected and
-		 * made writable again since): make sure it is, and retry. A
-		 * program that protects a watched page itself is not supported
-		 * (ntmem-check(1)).
+		 * made writable again since): make sure it is, and retry.
 		 */
-		err = mprotect((void *)a, PAGE, r->prot) ? -errno : 0;
+		err = real_mprotect((void *)a, PAGE, prog_prot(r, a)) ? -errno : 0;
 		unlock();
 		return err == 0;
 	}
@@ -1080,6 +1291,9 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 	unlock();
 	return err == 0;
 }
+
+static void judge_end(const char *point, const char *how, int status,
+		      int sig);
 
 static void chain(int sig, siginfo_t *si, void *uc)
 {
@@ -1096,12 +1310,14 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	if (act && act->sa_handler == SIG_IGN && sent)
 		return;
 	/*
-	 * The default action (a fault ignores SIG_IGN too): put it back and
-	 * let the fault happen again, or send the signal again, so the
-	 * process dies of SIGSEGV as it would have without the checker.
+	 * The default action (a fault ignores SIG_IGN too): judge what is
+	 * known, as at exit, put it back and let the fault happen again, or
+	 * send the signal again, so the process dies of SIGSEGV as it would
+	 * have without the checker.
 	 */
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
+	judge_end("SIGSEGV", "signal", 0, SIGSEGV);
 	real_sigaction(SIGSEGV, &dfl, NULL);
 	if (sent)
 		raise(sig);
@@ -1123,6 +1339,129 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	}
 	errno = saved;
 	chain(sig, si, uc);
+}
+
+/* --- signals that end the program ----------------------------------------- */
+
+/*
+ * The signals whose default action ends the process (SIGSEGV aside, which
+ * has the handler above). While the program leaves one at SIG_DFL, the
+ * checker's handler stands in for it: it judges what is known, puts
+ * SIG_DFL back and sends the signal again, so the process still dies of
+ * it (core dump and all). The program is told SIG_DFL, as it set.
+ * SIGKILL and SIGSTOP cannot be caught.
+ */
+static const int fatal_list[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+	SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+	SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS,
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
+
+static bool fatal_ours[NSIG];		/* the checker's handler stands in */
+static struct sigaction fatal_view[NSIG];	/* the program's SIG_DFL action */
+static int sig_lock_word;
+static struct sigaction fatal_act;	/* the checker's, for all of them */
+
+static bool fatal_signal(int sig)
+{
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		return true;
+	for (size_t i = 0; i < sizeof(fatal_list) / sizeof(*fatal_list); i++)
+		if (fatal_list[i] == sig)
+			return true;
+	return false;
+}
+
+/* "SIGTERM", "SIGRTMIN+2": for the report. */
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig < SIGRTMIN ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	char name[32];
+
+	(void)si, (void)uc;
+	judge_end(signal_name(sig, name, sizeof(name)), "signal", 0, sig);
+	/*
+	 * The program's disposition from here: blocked while this handler
+	 * runs, the signal sent again arrives when it returns, and kills.
+	 */
+	real_sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+/*
+ * sigaction() of the program for a signal of fatal_list: SIG_DFL installs
+ * the checker's handler in its place, anything else is installed as it
+ * is. All signals are blocked around it, so a handler that calls
+ * sigaction() cannot meet the lock held.
+ */
+static int fatal_action(int sig, const struct sigaction *act,
+			struct sigaction *old)
+{
+	sigset_t all, mask;
+	int ret = 0, err = errno;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	while (__atomic_exchange_n(&sig_lock_word, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (old) {
+		if (fatal_ours[sig])
+			*old = fatal_view[sig];
+		else
+			ret = real_sigaction(sig, NULL, old);
+	}
+	if (!ret && act) {
+		bool dfl = act->sa_handler == SIG_DFL;
+
+		ret = real_sigaction(sig, dfl ? &fatal_act : act, NULL);
+		if (!ret) {
+			fatal_ours[sig] = dfl;
+			if (dfl)
+				fatal_view[sig] = *act;
+		}
+	}
+	if (ret)
+		err = errno;
+	__atomic_store_n(&sig_lock_word, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	errno = err;
+	return ret;
+}
+
+/* At start: the checker's handler for each fatal signal left at SIG_DFL
+ * (one the program was started ignoring stays ignored). */
+static void fatal_install(void)
+{
+	fatal_act.sa_sigaction = on_fatal;
+	fatal_act.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&fatal_act.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
+
+		if (!fatal_signal(sig) || real_sigaction(sig, NULL, &cur) ||
+		    cur.sa_handler != SIG_DFL)
+			continue;
+		if (!real_sigaction(sig, &fatal_act, NULL)) {
+			fatal_view[sig] = cur;
+			fatal_ours[sig] = true;
+		}
+	}
 }
 
 /* --- the preload shim's requests ------------------------------------------ */
@@ -1151,6 +1490,21 @@ static int segv_action(const struct sigaction *act, struct sigaction *old)
 	return 0;
 }
 
+static bool keeps_signal(int sig)
+{
+	return sig == SIGSEGV || fatal_signal(sig);
+}
+
+static int signal_action(int sig, const struct sigaction *act,
+			 struct sigaction *old)
+{
+	if (sig == SIGSEGV)
+		return segv_action(act, old);
+	if (fatal_signal(sig))
+		return fatal_action(sig, act, old);
+	return real_sigaction(sig, act, old);
+}
+
 static void will_store(void *p, size_t n)
 {
 	uintptr_t a = page_down((uintptr_t)p), e = page_up((uintptr_t)p + n);
@@ -1170,7 +1524,9 @@ static void will_store(void *p, size_t n)
 		for (; a < e; a += PAGE) {
 			struct wrange *r = range_of(a);
 
-			if (r && (!*slot_of(r, a) || !(*slot_of(r, a))->writable))
+			/* A page the program cannot write: the kernel says so. */
+			if (r && (prog_prot(r, a) & PROT_WRITE) &&
+			    (!*slot_of(r, a) || !(*slot_of(r, a))->writable))
 				page_dirty(r, a, frames, nf);
 		}
 		unlock();
@@ -1183,11 +1539,295 @@ static void will_unmap(void *p, size_t n)
 	ntm_watch_unmap_slow(p, n, "munmap");
 }
 
-static const struct ntm_watch_ops ops = {
-	.segv_action = segv_action,
-	.will_store = will_store,
-	.will_unmap = will_unmap,
+/* --- the program's mprotect() ---------------------------------------------- */
+
+/* Protection bits a page keeps (PROT_GROWS* apply to the call only). */
+#define PROT_KEPT (~(PROT_GROWSDOWN | PROT_GROWSUP))
+
+/* The first watched range that starts in (a, e), or e. Lock held. */
+static uintptr_t next_watched(uintptr_t a, uintptr_t e)
+{
+	for (unsigned i = 0; i < nranges; i++)
+		if (ranges[i]->start > a && ranges[i]->start < e)
+			e = ranges[i]->start;
+	return e;
+}
+
+/*
+ * mprotect(a, e - a, prot) of the program over watched pages: in runs of
+ * pages that get the same protection, in ascending order, stopping at the
+ * first that fails (as the kernel does). A watched page gets @prot less
+ * PROT_WRITE unless its stores go unseen already, so that the first store
+ * after it is still trapped; what the program asked is remembered per
+ * page. Lock held. 0, or -1 with errno set.
+ */
+static int protect_runs(uintptr_t a, uintptr_t e, int prot)
+{
+	for (uintptr_t run = a; run < e;) {
+		struct wrange *r = range_of(run);
+		uintptr_t x;
+		int eff = prot;
+
+		if (!r) {
+			x = next_watched(run, e);
+		} else {
+			uintptr_t stop = e < r->end ? e : r->end;
+			const struct wpage *wp = *slot_of(r, run);
+
+			eff = watched_prot(prot, wp && wp->writable);
+			for (x = run + PAGE; x < stop; x += PAGE) {
+				wp = *slot_of(r, x);
+				if (watched_prot(prot, wp && wp->writable) != eff)
+					break;
+			}
+		}
+		if (real_mprotect((void *)run, x - run, eff))
+			return -1;
+		for (uintptr_t y = run; r && y < x; y += PAGE) {
+			struct wslot *sl = slot_at(r, y);
+
+			sl->prot = PROT_SET | (prot & PROT_KEPT);
+			if (sl->page && !(prot & PROT_WRITE))
+				sl->page->writable = false;
+		}
+		run = x;
+	}
+	return 0;
+}
+
+static int protect(void *p, size_t n, int prot)
+{
+	uintptr_t a = (uintptr_t)p, e = page_up(a + n);
+	int saved = errno, ret;
+
+	if (inside || !NTM_WATCH_ON() || (a & (PAGE - 1)) || e <= a)
+		return real_mprotect(p, n, prot);
+	inside = 1;
+	lock();
+	if (!overlaps(a, e)) {
+		unlock();
+		inside = 0;
+		return real_mprotect(p, n, prot);
+	}
+	ret = protect_runs(a, e, prot);
+	if (!ret)
+		errno = saved;
+	saved = errno;
+	unlock();
+	inside = 0;
+	errno = saved;
+	return ret;
+}
+
+/* --- the program's mremap() ------------------------------------------------ */
+
+/* Ranges one mremap() may move together (one mapping is one, usually). */
+#define MAX_PARTS 8
+
+/*
+ * [a, e) is about to be unmapped by mremap(): judge it like munmap() (the
+ * point is @end), give its pages the protections the program asked for
+ * (should the call fail, they stay usable, unwatched), and cut it out.
+ * Lock held.
+ */
+static void unwatch_for_remap(uintptr_t a, uintptr_t e, const struct point *end)
+{
+	struct bad_list bl = { 0 };
+	struct wpage *gone = NULL;
+
+	judge_range(a, e, &bl, &gone);
+	if (bl.n)
+		report_all(&bl, "unmap", end);
+	free_list(gone);
+	for (unsigned i = 0; i < nranges; i++)
+		restore_prot(ranges[i], a, e);
+	ranges_cut(a, e);
+}
+
+enum follow_how {
+	FOLLOW,		/* the checker follows the mapping */
+	FOLLOW_MIXED,	/* protections differ: the kernel refuses the call */
+	FOLLOW_NOT,	/* only partly watched, or too many parts: forget it */
 };
+
+/*
+ * Whether [a, e) can be followed: it lies in watched ranges whole, with
+ * one protection the program asked for (*@prot), in at most MAX_PARTS
+ * ranges (@parts, *@nparts). Lock held.
+ */
+static enum follow_how followable(uintptr_t a, uintptr_t e, int *prot,
+				  struct wrange **parts, unsigned *nparts)
+{
+	unsigned n = 0;
+	int p = -1;
+
+	for (uintptr_t x = a; x < e;) {
+		struct wrange *r = range_of(x);
+		uintptr_t stop;
+
+		if (!r || n == MAX_PARTS)
+			return FOLLOW_NOT;
+		stop = e < r->end ? e : r->end;
+		for (; x < stop; x += PAGE) {
+			if (p >= 0 && prog_prot(r, x) != p)
+				return FOLLOW_MIXED;
+			p = prog_prot(r, x);
+		}
+		parts[n++] = r;
+	}
+	*prot = p;
+	*nparts = n;
+	return n > 0 && nranges + n + 1 <= MAX_RANGES ? FOLLOW : FOLLOW_NOT;
+}
+
+/*
+ * The watched parts of [a, a + keep) now at @to (the kernel moved them, or
+ * left them and grew the mapping by @grow after them): each becomes the
+ * range made ready in @fresh, with its page records, and the last grows by
+ * @grow, its new pages watched as the old ones were. Lock held.
+ */
+static void follow(uintptr_t a, uintptr_t keep, uintptr_t to, uintptr_t grow,
+		   int prot, struct wrange **parts, struct wrange **fresh,
+		   unsigned nparts)
+{
+	for (unsigned i = 0; i < nparts; i++) {
+		struct wrange *r = parts[i], *nr = fresh[i];
+		uintptr_t s = a > r->start ? a : r->start;
+		uintptr_t t = a + keep < r->end ? a + keep : r->end;
+		size_t npages = (t - s) / PAGE;
+
+		nr->start = to + (s - a);
+		nr->end = nr->start + (t - s) + (t == a + keep ? grow : 0);
+		memcpy(nr->slots, slot_at(r, s), npages * sizeof(*nr->slots));
+		memset(slot_at(r, s), 0, npages * sizeof(*nr->slots));
+		for (size_t k = 0; k < npages; k++) {
+			struct wpage *wp = nr->slots[k].page;
+
+			if (wp) {
+				wp->range = nr;
+				wp->addr = nr->start + k * PAGE;
+			}
+		}
+		if (prot != nr->prot)
+			for (uintptr_t x = nr->start + (t - s); x < nr->end; x += PAGE)
+				slot_at(nr, x)->prot = PROT_SET | prot;
+	}
+	ranges_cut(a, a + keep);
+	for (unsigned i = 0; i < nparts; i++)
+		ranges[nranges++] = fresh[i];
+}
+
+static void *remap(void *old, size_t olen, size_t nlen, int flags, void *want)
+{
+	uintptr_t a = (uintptr_t)old, ae = page_up(a + olen), nl = page_up(nlen);
+	uintptr_t w = (uintptr_t)want, keep, grow;
+	struct point end = { .name = "mremap" };
+	struct wrange *parts[MAX_PARTS], *fresh[MAX_PARTS];
+	unsigned nparts = 0;
+	enum follow_how how;
+	int saved = errno, prot = 0, err;
+	bool fixed = flags & MREMAP_FIXED, moves;
+	void *got;
+
+	if (inside || !NTM_WATCH_ON() || (a & (PAGE - 1)) || ae < a || nl < nlen)
+		return real_mremap(old, olen, nlen, flags, want);
+	inside = 1;
+	end.nframes = capture(end.frames);
+	lock();
+	if (!overlaps(a, ae > a ? ae : a + PAGE) &&
+	    !(fixed && !(w & (PAGE - 1)) && overlaps(w, w + nl))) {
+		unlock();
+		inside = 0;
+		return real_mremap(old, olen, nlen, flags, want);
+	}
+	/* A fixed target is unmapped first (the kernel refuses an overlap). */
+	if (fixed && !(w & (PAGE - 1)) && (w + nl <= a || w >= ae))
+		unwatch_for_remap(w, w + nl, &end);
+	if (!olen) {
+		/* A second mapping of the same pages: as the program asked,
+		 * not with the checker's protection, and not watched. */
+		struct wrange *r = range_of(a);
+		int want_prot = r ? prog_prot(r, a) : 0;
+
+		got = real_mremap(old, olen, nlen, flags, want);
+		err = errno;
+		if (got != MAP_FAILED && r) {
+			real_mprotect(got, nl, want_prot);
+			note_unwatched(r, a, a + nl, "the second mapping of it "
+				       "mremap() made is not watched");
+		}
+		goto out;
+	}
+	moves = fixed || nl > ae - a;
+	if (!moves) {
+		/* Shrunk in place (this works across mappings): the tail
+		 * is unmapped. */
+		if (nl < ae - a)
+			unwatch_for_remap(a + nl, ae, &end);
+		got = real_mremap(old, olen, nlen, flags, want);
+		err = errno;
+		goto out;
+	}
+	how = followable(a, ae, &prot, parts, &nparts);
+	if (how != FOLLOW) {
+		/*
+		 * Mixed protections: the kernel refuses the move as it would
+		 * without the checker. Watched in part only: the kernel would
+		 * refuse it for the checker's protections, so stop watching.
+		 */
+		if (how == FOLLOW_NOT)
+			forget(a, ae, "mremap() of a mapping only partly watched");
+		got = real_mremap(old, olen, nlen, flags, want);
+		err = errno;
+		goto out;
+	}
+	if (flags & MREMAP_DONTUNMAP) {
+		forget(a, ae, "mremap(MREMAP_DONTUNMAP) leaves two mappings");
+		got = real_mremap(old, olen, nlen, flags, want);
+		err = errno;
+		goto out;
+	}
+	/* Moved or grown: one protection over all of it, so that the kernel
+	 * sees one mapping, as the program made it. */
+	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++)
+		for (struct wpage *wp = lists[l]; wp; wp = wp->next)
+			if (wp->addr >= a && wp->addr < ae)
+				page_protect(wp);
+	keep = nl < ae - a ? nl : ae - a;
+	grow = nl > ae - a ? nl - (ae - a) : 0;
+	for (unsigned i = 0; i < nparts; i++) {
+		struct wrange *r = parts[i];
+		uintptr_t s = a > r->start ? a : r->start;
+		uintptr_t t = a + keep < r->end ? a + keep : r->end;
+
+		fresh[i] = t > s ? range_new(0, (t - s) + (t == a + keep ? grow : 0),
+					     r->path, r->off + (off_t)(s - r->start),
+					     r->prot) : NULL;
+		if (!fresh[i]) {
+			while (i-- > 0)
+				range_destroy(fresh[i]);
+			forget(a, ae, "no memory to follow mremap()");
+			got = real_mremap(old, olen, nlen, flags, want);
+			err = errno;
+			goto out;
+		}
+	}
+	if (nl < ae - a)
+		unwatch_for_remap(a + nl, ae, &end);
+	got = real_mremap(old, olen, nlen, flags, want);
+	err = errno;
+	if (got == MAP_FAILED) {
+		for (unsigned i = 0; i < nparts; i++)
+			range_destroy(fresh[i]);
+		goto out;
+	}
+	follow(a, keep, (uintptr_t)got, grow, prot, parts, fresh, nparts);
+out:
+	unlock();
+	inside = 0;
+	errno = got == MAP_FAILED ? err : saved;
+	return got;
+}
 
 /* --- start and end -------------------------------------------------------- */
 
@@ -1211,29 +1851,133 @@ static void perf_report(void)
 		     "not kept apart", (unsigned long long)perf_dropped, MAX_PERF);
 }
 
+/* Set by the first ending of the process to be judged. */
+static int ended;
+
+/*
+ * How the process ends, judged or not: {"type":"end","how":"exit"|"_exit"|
+ * "signal", "status" (of _exit), "signal" (its name), "judged": 1 or 0}.
+ */
+static void end_record(const char *how, int status, int sig, bool judged)
+{
+	struct wrec w;
+	char name[32];
+
+	wrec_begin(&w, "end");
+	wrec_str(&w, "how", how);
+	if (!strcmp(how, "_exit"))
+		wrec_num(&w, "status", (uint64_t)(status & 0xff));
+	if (sig)
+		wrec_str(&w, "signal", signal_name(sig, name, sizeof(name)));
+	wrec_num(&w, "judged", judged);
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+}
+
+/*
+ * The process ends (exit, _exit, a fatal signal: @point names it): every
+ * line still not durable is reported, once. Async-signal-safe enough for
+ * a signal handler: no malloc(), no stdio streams, the lock taken only
+ * when this thread was not inside the checker (a signal that interrupts
+ * the checker is recorded unjudged).
+ */
+static void judge_end(const char *point, const char *how, int status, int sig)
+{
+	struct point end = { .name = point };
+	struct bad_list bl = { 0 };
+	struct wpage *gone = NULL;
+	bool judged = false;
+
+	if (!NTM_WATCH_ON() || __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (!inside) {
+		inside = 1;
+		lock();
+		judge_range(0, UINTPTR_MAX, &bl, &gone);
+		if (bl.n)
+			report_all(&bl, "exit", &end);
+		free_list(gone);
+		perf_report();
+		/* Nothing after this is judged: stores in later destructors
+		 * are not seen (and pages get the program's protections, so
+		 * they do not fault). */
+		__atomic_store_n(&ntm_watch_on, 0, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < nranges; i++)
+			restore_prot(ranges[i], ranges[i]->start, ranges[i]->end);
+		unlock();
+		inside = 0;
+		judged = true;
+	}
+	end_record(how, status, sig, judged);
+}
+
+/* _exit() or _Exit() (@name) of the program, with @status. */
+static void ending(const char *name, int status)
+{
+	judge_end(name, "_exit", status, 0);
+}
+
 __attribute__((destructor))
 static void watch_end(void)
 {
-	struct point end = { .name = "exit" };
-	struct bad_list bl = { 0 };
-	struct wpage *gone = NULL;
+	judge_end("exit", "exit", 0, 0);
+}
 
-	if (!ntm_watch_on)
+/*
+ * fork(): the lock is taken around it, so the child does not inherit it
+ * held; the child starts from a clean slate (every page record dropped,
+ * its pages protected again, the performance counts zeroed): what the
+ * parent left not durable is the parent's to make durable, and to be
+ * reported for.
+ */
+static __thread bool fork_locked __attribute__((tls_model("initial-exec")));
+
+static void fork_prepare(void)
+{
+	if (!inside) {
+		lock();
+		fork_locked = true;
+	}
+}
+
+static void fork_parent(void)
+{
+	if (fork_locked) {
+		fork_locked = false;
+		unlock();
+	}
+}
+
+static void fork_child(void)
+{
+	if (!fork_locked)
 		return;
-	inside = 1;
-	lock();
-	judge_range(0, UINTPTR_MAX, &bl, &gone);
-	if (bl.n)
-		report_all(&bl, "exit", &end);
-	free_list(gone);
-	perf_report();
-	unlock();
-	/* Nothing after this is judged: stores in later destructors are not
-	 * seen (and pages are left writable so they do not fault). */
-	__atomic_store_n(&ntm_watch_on, 0, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < nranges; i++)
-		mprotect((void *)ranges[i]->start,
-			      ranges[i]->end - ranges[i]->start, ranges[i]->prot);
+	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++)
+		while (lists[l])
+			page_clean(lists[l]);
+	nperf = 0;
+	perf_dropped = 0;
+	fork_parent();
+}
+
+static const struct ntm_watch_ops ops = {
+	.keeps_signal = keeps_signal,
+	.signal_action = signal_action,
+	.will_store = will_store,
+	.will_unmap = will_unmap,
+	.protect = protect,
+	.remap = remap,
+	.ending = ending,
+};
+
+/* libc's @name, past the preload shim's (RTLD_NEXT from here is libc). */
+static void *real(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f)
+		note("cannot find %s: nothing is watched", name);
+	return f;
 }
 
 __attribute__((constructor))
@@ -1255,16 +1999,17 @@ static void watch_start(void)
 	if (report_fd < 0)
 		report_fd = dup(STDERR_FILENO);
 	/*
-	 * The real functions, past the preload shim's (RTLD_NEXT from here
-	 * is libc): the checker's own handler and protections must not be
-	 * taken for the program's.
+	 * The real functions, past the preload shim's: the checker's own
+	 * handlers, protections and unmappings must not be taken for the
+	 * program's.
 	 */
 	real_sigaction = (int (*)(int, const struct sigaction *,
-				  struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
-	if (!real_sigaction) {
-		note("cannot find sigaction: nothing is watched");
+				  struct sigaction *))real("sigaction");
+	real_mprotect = (int (*)(void *, size_t, int))real("mprotect");
+	real_munmap = (int (*)(void *, size_t))real("munmap");
+	real_mremap = (void *(*)(void *, size_t, size_t, int, ...))real("mremap");
+	if (!real_sigaction || !real_mprotect || !real_munmap || !real_mremap)
 		return;
-	}
 	/* backtrace() loads its unwinder on first use: not in a handler. */
 	backtrace(warm, 2);
 	act.sa_sigaction = on_segv;
@@ -1278,10 +2023,17 @@ static void watch_start(void)
 		segv_action(&old, NULL);
 	reg = (void (*)(const struct ntm_watch_ops *))
 		dlsym(RTLD_DEFAULT, "ntm_watch_preload_register");
-	if (reg)
+	if (reg) {
+		/* Without the shim the program's own handlers would replace
+		 * these: only SIGSEGV's, which the checker needs, then. */
+		fatal_install();
 		reg(&ops);
-	else
+	} else {
 		note("no preload shim: a SIGSEGV handler the program installs "
 		     "replaces the checker's");
+	}
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
+		note("cannot register the fork handlers: a child of fork() "
+		     "inherits its parent's pending lines");
 	__atomic_store_n(&ntm_watch_on, 1, __ATOMIC_RELEASE);
 }

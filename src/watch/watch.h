@@ -13,6 +13,7 @@
 #ifndef NTMEM_WATCH_H
 #define NTMEM_WATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -94,12 +95,24 @@ static inline void ntm_watch_synced(const void *p, size_t n)
  */
 struct sigaction;
 struct ntm_watch_ops {
-	/* sigaction(SIGSEGV, ...) of the program: kept, not installed. */
-	int (*segv_action)(const struct sigaction *act, struct sigaction *old);
+	/* Whether the checker keeps the program's action for @sig. */
+	bool (*keeps_signal)(int sig);
+	/* sigaction(sig, ...) of the program for such a signal: SIGSEGV's
+	 * action is kept, not installed; a fatal signal's SIG_DFL has the
+	 * checker's handler stand in, which judges, then dies of it. */
+	int (*signal_action)(int sig, const struct sigaction *act,
+			     struct sigaction *old);
 	/* A system call is about to store into [p, p + n). */
 	void (*will_store)(void *p, size_t n);
 	/* munmap(p, n) is about to run. */
 	void (*will_unmap)(void *p, size_t n);
+	/* The program's mprotect() and mremap(), done by the checker
+	 * (which calls libc's): results and errno are the kernel's. */
+	int (*protect)(void *p, size_t n, int prot);
+	void *(*remap)(void *old, size_t olen, size_t nlen, int flags,
+		       void *want);
+	/* _exit() or _Exit() (@name) is about to end the process. */
+	void (*ending)(const char *name, int status);
 };
 
 #endif /* NTMEM_WATCH_H */
