@@ -158,6 +158,13 @@ for c in mremap-grow mremap-move mremap-shrink; do
 	else ok "$c: watching never stopped"; fi
 done
 
+# Several threads at once: mprotect() and mremap() of their own mappings
+# while another persists into the pool.
+run_case remap-threads
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":3072,' \
+	'"length":8,' '"point":"munmap"' 'remap1"'
+
 # mprotect: a page made read-only and writable again is still watched; a
 # read-only or inaccessible page stays so.
 run_case mprotect

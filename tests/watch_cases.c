@@ -45,6 +45,11 @@
  *                  handler catches the store and the load); a line written
  *                  back before PROT_NONE is settled by a fence while the page
  *                  cannot be read; mprotect()'s errors are the kernel's
+ *   remap-threads  4 threads, each with its own mapping, 100 rounds of
+ *                  mprotect() read-only and back, mremap() to twice the
+ *                  size (moving) and back, a store persisted each round;
+ *                  a fifth thread persists into the pool meanwhile; one
+ *                  thread leaves its last store unflushed: one report
  *   end-exit       64 bytes stored, never flushed, then return from main
  *   end-_exit      the same, then _exit(7)
  *   end-abort      the same, then abort()
@@ -414,6 +419,81 @@ static int mprotect_keep_case(void)
 	return 0;
 }
 
+struct remapper {
+	pthread_t t;
+	char path[4096];
+	bool forget;
+};
+
+static void *remap_work(void *arg)
+{
+	struct remapper *w = arg;
+	size_t len;
+	int is_pmem;
+	char *p = pmem_map_file(w->path, 2 * 4096 * 4, PMEM_FILE_CREATE, 0600,
+				&len, &is_pmem);
+
+	if (!p)
+		die("pmem_map_file");
+	len /= 2;	/* the file is twice the mapping: room to grow */
+	if (munmap(p + len, len))
+		die("munmap");
+	for (unsigned i = 0; i < 100; i++) {
+		char *q;
+
+		if (mprotect(p, len, PROT_READ) ||
+		    mprotect(p, len, PROT_READ | PROT_WRITE))
+			die("mprotect");
+		q = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED)
+			die("mremap grow");
+		*(volatile uint64_t *)(q + len + (i % 4) * 1024) = PATTERN + i;
+		pmem_persist(q + len + (i % 4) * 1024, 8);
+		p = mremap(q, 2 * len, len, 0);
+		if (p != q)
+			die("mremap shrink");
+		if (w->forget && i == 99) {
+			/* Every byte differs from the line's last value. */
+			*(volatile uint64_t *)(p + (i % 8) * 1024) = ~(PATTERN + i);
+			continue;
+		}
+		*(volatile uint64_t *)(p + (i % 8) * 1024) = PATTERN + i;
+		pmem_persist(p + (i % 8) * 1024, 8);
+	}
+	if (munmap(p, len))
+		die("munmap");
+	return NULL;
+}
+
+static void *pool_work(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < 400; i++)
+		store_persist(4096 + (i % 64) * 64);
+	return NULL;
+}
+
+static int remap_threads_case(const char *dir)
+{
+	struct remapper w[4];
+	pthread_t other;
+
+	if (pthread_create(&other, NULL, pool_work, NULL))
+		die("pthread_create");
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(w[i].path, sizeof(w[i].path), "%s/remap%u", dir, i);
+		w[i].forget = i == 1;
+		if (pthread_create(&w[i].t, NULL, remap_work, &w[i]))
+			die("pthread_create");
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(w[i].t, NULL);
+	pthread_join(other, NULL);
+	/* Thread 1's last store (99 % 8 = 3: offset 3072 of remap1) is never
+	 * persisted: one report. */
+	return 0;
+}
+
 /* 64 bytes stored, never flushed: what each ending is judged on. */
 static void store_unflushed(void)
 {
@@ -504,6 +584,8 @@ int main(int argc, char **argv)
 		ret = mprotect_case();
 	else if (!strcmp(c, "mprotect-keep"))
 		ret = mprotect_keep_case();
+	else if (!strcmp(c, "remap-threads"))
+		ret = remap_threads_case(argv[2]);
 	else if (!strncmp(c, "end-", 4))
 		ret = end_case(c + 4);
 	else {
