@@ -154,8 +154,8 @@ else ok "--report unwritable: said before the program runs"; fi
 # prog RECORDS STATUS [ARGS...]: what the library would do, by hand. It
 # notes its environment and arguments, checks the report file is empty,
 # private and appendable, appends RECORDS (PID replaced by its own pid,
-# the pid ntmem check started) and exits with STATUS; STATUS "TERM" kills
-# it with SIGTERM instead.
+# the pid ntmem check started) and exits with STATUS; STATUS "TERM" or
+# "KILL" kills it with that signal instead.
 cat >"$tmp/prog" <<'EOF'
 #!/bin/sh
 records=$1 status=$2
@@ -172,7 +172,7 @@ dir=$(dirname "$0")
 	echo "args=$*"
 } >"$dir/env"
 sed "s/PID/$$/g" "$records" >>"$NTMEM_CHECK_REPORT" || exit 99
-if [ "$status" = TERM ]; then kill -TERM $$; sleep 5; fi
+case $status in TERM | KILL) kill -"$status" $$; sleep 5 ;; esac
 exit "$status"
 EOF
 chmod 755 "$tmp/prog"
@@ -211,9 +211,10 @@ case $report in
 esac
 if [ -e "$report" ]; then bad "$report is left"; else ok "the report file is removed"; fi
 pid=$(report_of | sed -n 's/^ntmem check: 0 errors, 0 performance notes (pid \([0-9]*\))$/\1/p')
-if [ -n "$pid" ] && [ "$(report_of | wc -l)" -eq 1 ]; then
-	ok "no findings: the summary line alone"; else
-	bad "no findings: not the summary line alone"; report_of | sed 's/^/# /'; fi
+if [ -n "$pid" ] && [ "$(report_of | wc -l)" -eq 2 ] &&
+	[ "$(report_of | head -n 1)" = "ntmem check: pid $pid exited 0" ]; then
+	ok "no findings: how it ended and the summary line alone"; else
+	bad "no findings: not the end and the summary line alone"; report_of | sed 's/^/# /'; fi
 
 expect 0 "earlier LD_PRELOAD and LD_LIBRARY_PATH" \
 	env LD_PRELOAD=/nonexistent/x.so LD_LIBRARY_PATH=/opt/a:/opt/b \
@@ -250,6 +251,7 @@ ntmem check: note: checking of /dev/shm/other stopped
 ntmem check: never written back before exit: anonymous memory at 0x7f0000002000 offset 0 length 8
     first store: store+0x4 (/usr/bin/prog)
     first store: main+0x80 (/usr/bin/prog)
+ntmem check: pid $pid exited 3
 ntmem check: 2 errors, 1 performance note (pid $pid)
 EOF
 same "$tmp/want" "each bug with its frames under it; no performance note without --perf"
@@ -284,9 +286,11 @@ if $have_python; then
 	if python3 - "$out" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert sorted(doc) == ["errors", "exit_status", "perf_notes", "reports"], doc
+assert sorted(doc) == ["ended", "errors", "exit_status", "judged",
+                       "perf_notes", "reports"], doc
 assert doc["errors"] == 2 and doc["perf_notes"] == 1, doc
 assert doc["exit_status"] == 3, doc
+assert doc["ended"] == "exited 3" and doc["judged"] is False, doc
 r = doc["reports"]
 assert [x["type"] for x in r] == ["bug", "perf", "note", "bug"], r
 assert r[0]["kind"] == "not-written-back" and r[0]["offset"] == 4096, r[0]
@@ -313,7 +317,7 @@ expect 0 "--json --report FILE" "$ntmem" check --json --report "$tmp/r.json" \
 	-- "$tmp/prog" "$tmp/none" 0
 cp "$tmp/r.json" "$out"
 if $have_python; then json_ok "--json --report: FILE parses"; fi
-if grep -q '"errors": 0, "perf_notes": 0, "exit_status": 0, "reports": \[\]' \
+if grep -q '"errors": 0, "perf_notes": 0, "exit_status": 0, "ended": "exited 0", "judged": false, "reports": \[\]' \
 	"$tmp/r.json"; then ok "--json, no findings: an empty list"; else
 	bad "--json, no findings"; sed 's/^/# /' "$tmp/r.json"; fi
 
@@ -338,6 +342,58 @@ expect 1 "without --eager: no NTMEM_CHECK_EAGER" env -u NTMEM_CHECK_EAGER \
 	"$ntmem" check -- sh -c 'test -n "${NTMEM_CHECK_EAGER-}" && exit 0; exit 1'
 expect 0 "a shell as PROGRAM" "$ntmem" check -- sh -c 'exit 0'
 expect 5 "a shell's exit 5" "$ntmem" check -- sh -c 'exit 5'
+
+# --- how the program ended ------------------------------------------------
+
+# The library's end record (one per process) and the wait status: how the
+# run ended, and whether its end was judged. A second process's end
+# record names neither it nor its pid in the summary.
+cat >"$tmp/end-_exit" <<'EOF'
+{"type":"end","how":"_exit","status":7,"judged":1,"pid":PID}
+{"type":"end","how":"_exit","status":0,"judged":1,"pid":1}
+EOF
+expect 7 "an end record: _exit(7)" "$ntmem" check -- "$tmp/prog" "$tmp/end-_exit" 7
+pid=$(report_of | sed -n 's/^ntmem check: 0 errors, 0 performance notes (pid \([0-9]*\))$/\1/p')
+if [ -n "$pid" ]; then ok "_exit: the summary names PROGRAM's pid alone"; else
+	bad "_exit: the summary"; report_of | sed 's/^/# /'; fi
+has "ntmem check: pid $pid exited 7 via _exit" "_exit: how it ended"
+lacks "malformed" "an end record is a record of the contract"
+expect 7 "an end record: _exit(7), --json" "$ntmem" check --json -- \
+	"$tmp/prog" "$tmp/end-_exit" 7
+has '"exit_status": 7, "ended": "exited 7 via _exit", "judged": true,' \
+	"--json: ended and judged"
+printf '%s\n' '{"type":"end","how":"signal","signal":"SIGTERM","judged":1,"pid":PID}' \
+	>"$tmp/end-term"
+expect 143 "an end record: SIGTERM" "$ntmem" check -- "$tmp/prog" "$tmp/end-term" TERM
+has "killed by SIGTERM" "SIGTERM judged: how it ended"
+lacks "not judged" "SIGTERM judged: not said to be unjudged"
+printf '%s\n' '{"type":"end","how":"signal","signal":"SIGTERM","judged":0,"pid":PID}' \
+	>"$tmp/end-term0"
+expect 143 "an end record: SIGTERM, unjudged" "$ntmem" check -- "$tmp/prog" \
+	"$tmp/end-term0" TERM
+has "killed by SIGTERM, not judged: the signal came while the checker held its lock" \
+	"SIGTERM unjudged: said"
+expect 137 "SIGKILL: no end record" "$ntmem" check -- "$tmp/prog" "$tmp/none" KILL
+has "killed by SIGKILL, not judged: what it left is not known" \
+	"SIGKILL: killed, not judged"
+expect 137 "SIGKILL, --json" "$ntmem" check --json -- "$tmp/prog" "$tmp/none" KILL
+has '"exit_status": 137, "ended": "killed by SIGKILL, not judged: what it left is not known", "judged": false,' \
+	"--json: SIGKILL unjudged"
+printf '%s\n' '{"type":"end","how":"vanished","judged":1,"pid":PID}' >"$tmp/end-bad"
+expect 0 "an end record of an unknown how" "$ntmem" check -- "$tmp/prog" \
+	"$tmp/end-bad" 0
+has "malformed at byte" "an unknown how: a malformed line"
+
+# A note that watching stopped: its words, and its keys kept for --json.
+printf '%s\n' '{"type":"note","kind":"unwatched","message":"/dev/shm/pool offset 0 length 8192: no longer watched: mremap() of a mapping only partly watched","file":"/dev/shm/pool","offset":0,"length":8192,"pid":PID}' \
+	>"$tmp/unwatched"
+expect 0 "an unwatched note" "$ntmem" check -- "$tmp/prog" "$tmp/unwatched" 0
+has "ntmem check: note: /dev/shm/pool offset 0 length 8192: no longer watched: mremap() of a mapping only partly watched" \
+	"unwatched: the note in words"
+expect 0 "an unwatched note, --json" "$ntmem" check --json -- "$tmp/prog" \
+	"$tmp/unwatched" 0
+has '"kind":"unwatched",' "--json: the unwatched note's kind"
+has '"length":8192,' "--json: the unwatched note's length"
 
 # --- signals forwarded ------------------------------------------------------
 

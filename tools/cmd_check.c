@@ -124,12 +124,12 @@ struct strv {
 	int n;
 };
 
-enum rec_type { REC_BUG, REC_PERF, REC_NOTE };
+enum rec_type { REC_BUG, REC_PERF, REC_NOTE, REC_END };
 
 struct record {
 	enum rec_type type;
-	char *kind, *when, *file, *address, *point, *message;
-	long long offset, length, count, pid;
+	char *kind, *when, *file, *address, *point, *message, *how, *signal;
+	long long offset, length, count, pid, status, judged;
 	struct strv backtrace, first_store, site;
 	/* the line itself (valid JSON), or a note object made for it */
 	char *json;
@@ -368,6 +368,10 @@ static const struct field fields[] = {
 	FIELD("site", J_STRV, site),
 	FIELD("message", J_STR, message),
 	FIELD("pid", J_INT, pid),
+	FIELD("how", J_STR, how),
+	FIELD("status", J_INT, status),
+	FIELD("signal", J_STR, signal),
+	FIELD("judged", J_INT, judged),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -379,6 +383,8 @@ static void record_free(struct record *r)
 	free(r->address);
 	free(r->point);
 	free(r->message);
+	free(r->how);
+	free(r->signal);
 	strv_free(&r->backtrace);
 	strv_free(&r->first_store);
 	strv_free(&r->site);
@@ -431,6 +437,7 @@ static const char *const bug_whens[] = { "point", "unmap", "exit", NULL };
 static const char *const perf_kinds[] = {
 	"unchanged-write-back", "repeated-write-back", NULL,
 };
+static const char *const end_hows[] = { "exit", "_exit", "signal", NULL };
 
 /* The keys each type must have, as bits of fields[]. */
 static unsigned need_mask(enum rec_type t)
@@ -441,7 +448,9 @@ static unsigned need_mask(enum rec_type t)
 	};
 	static const char *const perf[] = { "kind", "count", "site", "pid", NULL };
 	static const char *const note[] = { "message", "pid", NULL };
-	const char *const *keys = t == REC_BUG ? bug : t == REC_PERF ? perf : note;
+	static const char *const end[] = { "how", "judged", "pid", NULL };
+	const char *const *keys = t == REC_BUG ? bug : t == REC_PERF ? perf :
+				  t == REC_END ? end : note;
 	unsigned mask = 0;
 
 	for (size_t i = 0; i < NFIELDS; i++)
@@ -550,8 +559,10 @@ static bool parse_record(const char *line, struct record *r, struct jp *j)
 		r->type = REC_PERF;
 	else if (!strcmp(type, "note"))
 		r->type = REC_NOTE;
+	else if (!strcmp(type, "end"))
+		r->type = REC_END;
 	else {
-		fail(j, "\"type\" bug, perf or note");
+		fail(j, "\"type\" bug, perf, note or end");
 		goto bad;
 	}
 	need = need_mask(r->type);
@@ -567,8 +578,10 @@ static bool parse_record(const char *line, struct record *r, struct jp *j)
 		}
 	if ((r->type == REC_BUG && (!one_of(r->kind, bug_kinds) ||
 				    !one_of(r->when, bug_whens))) ||
-	    (r->type == REC_PERF && !one_of(r->kind, perf_kinds))) {
-		fail(j, r->type == REC_PERF ? "a perf kind of the contract"
+	    (r->type == REC_PERF && !one_of(r->kind, perf_kinds)) ||
+	    (r->type == REC_END && !one_of(r->how, end_hows))) {
+		fail(j, r->type == REC_PERF ? "a perf kind of the contract" :
+			r->type == REC_END ? "an end how of the contract"
 			: "a bug kind and when of the contract");
 		goto bad;
 	}
@@ -685,7 +698,8 @@ static int read_report(int fd, long long child, struct run_report *rr)
 			rr->errors++;
 		else if (r->type == REC_PERF)
 			rr->perf_notes++;
-		if (!r->ours)
+		/* An end record says nothing was found: its pid is not named. */
+		if (!r->ours && r->type != REC_END)
 			add_pid(rr, r->pid);
 	}
 	free(line);
@@ -752,8 +766,41 @@ static void put_when(FILE *out, const struct record *r)
 	}
 }
 
+/*
+ * How PROGRAM ended, from its wait @status and the end record its checking
+ * library wrote (the last of pid @child): "exited 7 via _exit", "killed by
+ * SIGTERM (core dumped)", "killed by SIGKILL, not judged: ...". *@judged:
+ * whether the library judged that end.
+ */
+static void describe_end(char *buf, size_t len, int status,
+			 const struct run_report *rr, long long child,
+			 bool *judged)
+{
+	const struct record *end = NULL;
+	char sig[32];
+
+	for (int i = 0; i < rr->n; i++)
+		if (rr->rec[i].type == REC_END && rr->rec[i].pid == child)
+			end = &rr->rec[i];
+	*judged = end && end->judged;
+	if (WIFEXITED(status)) {
+		snprintf(buf, len, "exited %d%s", WEXITSTATUS(status),
+			 end && !strcmp(end->how, "_exit") ? " via _exit" : "");
+		return;
+	}
+	if (sigabbrev_np(WTERMSIG(status)))
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(WTERMSIG(status)));
+	else
+		snprintf(sig, sizeof(sig), "signal %d", WTERMSIG(status));
+	snprintf(buf, len, "killed by %s%s%s", sig,
+		 WCOREDUMP(status) ? " (core dumped)" : "",
+		 *judged ? "" : end ? ", not judged: the signal came while the "
+				      "checker held its lock"
+			      : ", not judged: what it left is not known");
+}
+
 static void print_human(FILE *out, const struct run_report *rr, bool perf,
-			long long child)
+			long long child, const char *ended)
 {
 	/* Which process said it, when more than one did. */
 	bool many = rr->npids > 1;
@@ -796,8 +843,11 @@ static void print_human(FILE *out, const struct run_report *rr, bool perf,
 				fprintf(out, " (pid %lld)", r->pid);
 			fputc('\n', out);
 			break;
+		case REC_END:
+			break;	/* PROGRAM's is said below */
 		}
 	}
+	fprintf(out, "ntmem check: pid %lld %s\n", child, ended);
 	fprintf(out, "ntmem check: %d error%s, %d performance note%s (pid %lld",
 		rr->errors, rr->errors == 1 ? "" : "s", rr->perf_notes,
 		rr->perf_notes == 1 ? "" : "s", child);
@@ -862,10 +912,13 @@ static void put_json_utf8(FILE *out, const char *line)
 	}
 }
 
-static void print_json(FILE *out, const struct run_report *rr, int status)
+static void print_json(FILE *out, const struct run_report *rr, int status,
+		       const char *ended, bool judged)
 {
 	fprintf(out, "{\"errors\": %d, \"perf_notes\": %d, \"exit_status\": %d, "
-		"\"reports\": [", rr->errors, rr->perf_notes, status);
+		"\"ended\": ", rr->errors, rr->perf_notes, status);
+	report_json_string(out, ended);
+	fprintf(out, ", \"judged\": %s, \"reports\": [", judged ? "true" : "false");
 	for (int i = 0; i < rr->n; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
 		put_json_utf8(out, rr->rec[i].json ? rr->rec[i].json : "null");
@@ -1113,8 +1166,9 @@ int cmd_check(int argc, char **argv)
 	const struct opt_cmd cmd = {
 		.name = "check", .opts = opts, .usage = usage,
 	};
-	char dir[PATH_MAX], tmpl[PATH_MAX];
+	char dir[PATH_MAX], tmpl[PATH_MAX], ended[160];
 	const char *tmpdir = getenv("TMPDIR");
+	bool judged;
 	struct run_report rr = { 0 };
 	FILE *out = stderr, *text;
 	char **env, *buf = NULL;
@@ -1208,11 +1262,12 @@ int cmd_check(int argc, char **argv)
 	 * Put together in memory, then written at once: stderr is
 	 * unbuffered, and a report of many frames would be as many writes.
 	 */
+	describe_end(ended, sizeof(ended), status, &rr, (long long)pid, &judged);
 	text = open_memstream(&buf, &buflen);
 	if (json)
-		print_json(text ? text : out, &rr, pstatus);
+		print_json(text ? text : out, &rr, pstatus, ended, judged);
 	else
-		print_human(text ? text : out, &rr, perf, (long long)pid);
+		print_human(text ? text : out, &rr, perf, (long long)pid, ended);
 	if (text && !fclose(text))
 		fwrite(buf, 1, buflen, out);
 	free(buf);
