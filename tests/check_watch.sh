@@ -158,6 +158,13 @@ for c in mremap-grow mremap-move mremap-shrink; do
 	else ok "$c: watching never stopped"; fi
 done
 
+# A second mapping of the same pages cannot be watched: a note says which.
+run_case mremap-dup
+same_run
+no_bugs
+has_record '"type":"note","kind":"unwatched",.*"offset":4096,"length":4096,' \
+	'a note: the second mapping is not watched'
+
 # Several threads at once: mprotect() and mremap() of their own mappings
 # while another persists into the pool.
 run_case remap-threads

@@ -39,6 +39,9 @@
  *                  never: reported at the new address's munmap
  *   mremap-shrink  a store in the tail a shrinking mremap() drops: reported
  *                  at that mremap
+ *   mremap-dup     mremap() with an old size of 0: a second mapping of the
+ *                  same pages, which the program stores to; it is not
+ *                  watched (a note says so), and the program is not killed
  *   mprotect       a watched range made read-only, then writable again:
  *                  8 KiB stored there after it, never flushed, is reported
  *   mprotect-keep  PROT_READ and PROT_NONE stay as the program asked (its
@@ -360,6 +363,19 @@ static int mremap_shrink_case(void)
 	return 0;
 }
 
+static int mremap_dup_case(void)
+{
+	char *p = mremap(pool + 4096, 0, 4096, MREMAP_MAYMOVE);
+
+	if (p == MAP_FAILED)
+		die("mremap");
+	*(volatile uint64_t *)(p + 8) = PATTERN;
+	pmem_persist(p + 8, 8);
+	if (*(volatile uint64_t *)(pool + 4096 + 8) != PATTERN || munmap(p, 4096))
+		die("the second mapping");
+	return 0;
+}
+
 static int mprotect_case(void)
 {
 	if (mprotect(pool + 4096, 8192, PROT_READ) ||
@@ -580,6 +596,8 @@ int main(int argc, char **argv)
 		ret = mremap_move_case();
 	else if (!strcmp(c, "mremap-shrink"))
 		ret = mremap_shrink_case();
+	else if (!strcmp(c, "mremap-dup"))
+		ret = mremap_dup_case();
 	else if (!strcmp(c, "mprotect"))
 		ret = mprotect_case();
 	else if (!strcmp(c, "mprotect-keep"))
