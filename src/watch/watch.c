@@ -1732,7 +1732,6 @@ static void *remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 	if (inside || !NTM_WATCH_ON() || (a & (PAGE - 1)) || ae < a || nl < nlen)
 		return real_mremap(old, olen, nlen, flags, want);
 	inside = 1;
-	end.nframes = capture(end.frames);
 	lock();
 	if (!overlaps(a, ae > a ? ae : a + PAGE) &&
 	    !(fixed && !(w & (PAGE - 1)) && overlaps(w, w + nl))) {
@@ -1740,6 +1739,8 @@ static void *remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 		inside = 0;
 		return real_mremap(old, olen, nlen, flags, want);
 	}
+	/* The backtrace only when it is needed (it takes no lock of ours). */
+	end.nframes = capture(end.frames);
 	/* A fixed target is unmapped first (the kernel refuses an overlap). */
 	if (fixed && !(w & (PAGE - 1)) && (w + nl <= a || w >= ae))
 		unwatch_for_remap(w, w + nl, &end);
