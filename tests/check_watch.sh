@@ -88,6 +88,13 @@ for c in read threads shared-page fork; do
 	no_bugs
 done
 
+# A vfork() child's _exit() judges nothing of the memory it shares: the
+# parent's pending line is the parent's, and the parent is still watched.
+run_case vfork
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":8192,' \
+	'"length":8,' '"point":"pmem_unmap"'
+
 run_case threads-bug
 same_run
 # Thread 2 (page 3) forgot the flush of its last line: 3 * 4096 + 7 * 64.

@@ -53,6 +53,9 @@
  *                  size (moving) and back, a store persisted each round;
  *                  a fifth thread persists into the pool meanwhile; one
  *                  thread leaves its last store unflushed: one report
+ *   vfork          a line left pending, then a vfork() child that _exit()s at
+ *                  once (sharing the parent's memory); the parent persists
+ *                  the line after: no report, and the parent is still judged
  *   end-exit       64 bytes stored, never flushed, then return from main
  *   end-_exit      the same, then _exit(7)
  *   end-abort      the same, then abort()
@@ -263,6 +266,25 @@ static int fork_case(void)
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
 		return 1;
+	return 0;
+}
+
+static int vfork_case(void)
+{
+	pid_t pid;
+	int status;
+
+	*(volatile uint64_t *)(pool + 4096 + 64) = PATTERN;
+	pmem_drain();	/* passes it: pending */
+	pid = vfork();
+	if (pid < 0)
+		die("vfork");
+	if (pid == 0)
+		_exit(0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	pmem_persist(pool + 4096 + 64, 8);
+	*(volatile uint64_t *)(pool + 2 * 4096) = PATTERN;	/* still watched */
 	return 0;
 }
 
@@ -584,6 +606,8 @@ int main(int argc, char **argv)
 		ret = copy_mc_case(argv[2]);
 	else if (!strcmp(c, "fork"))
 		ret = fork_case();
+	else if (!strcmp(c, "vfork"))
+		ret = vfork_case();
 	else if (!strcmp(c, "eager"))
 		ret = eager_case();
 	else if (!strcmp(c, "perf"))

@@ -1854,6 +1854,12 @@ static void perf_report(void)
 
 /* Set by the first ending of the process to be judged. */
 static int ended;
+/*
+ * The process whose memory this is: a child of vfork() shares it, and its
+ * _exit() must not judge (nor end the checking of) its parent's pages.
+ * A child of fork() takes it over (fork_child()).
+ */
+static pid_t owner;
 
 /*
  * How the process ends, judged or not: {"type":"end","how":"exit"|"_exit"|
@@ -1889,7 +1895,8 @@ static void judge_end(const char *point, const char *how, int status, int sig)
 	struct wpage *gone = NULL;
 	bool judged = false;
 
-	if (!NTM_WATCH_ON() || __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
+	if (!NTM_WATCH_ON() || getpid() != owner ||
+	    __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!inside) {
 		inside = 1;
@@ -1951,6 +1958,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	owner = getpid();
 	if (!fork_locked)
 		return;
 	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++)
@@ -1994,6 +2002,7 @@ static void watch_start(void)
 	if (!on || strcmp(on, "1"))
 		return;
 	eager = e && !strcmp(e, "1");
+	owner = getpid();
 	cpu_cache = ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE;
 	report_fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
 				  : -1;
