@@ -22,6 +22,9 @@
 #                 man pages, lintian) and installed with dpkg in a mount
 #                 namespace over throwaway overlays; CI runs it after
 #                 make check. Nothing is installed on this system.
+#   make check-kernel  the real kernel's DAX stack: one boot of Debian's
+#                 kernel under QEMU with an NVDIMM and virtio-pmem, the
+#                 checks of tests/kernel/stage.sh on its namespaces
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
@@ -37,7 +40,7 @@ NTMEM      := $(BUILD)/tools/ntmem
 
 .PHONY: all deps demo check check-default check-sanitize check-tsan check-fuzz \
 	check-mutate check-aarch64 check-aarch64-run mutate fuzz bench install clean \
-	deb check-deb
+	deb check-deb check-kernel
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -152,6 +155,24 @@ $(BUILD_A64)/build.ninja:
 check-aarch64-run: $(BUILD_A64)/build.ninja
 	$(call tests_option,$(BUILD_A64),enabled)
 	meson test -C $(BUILD_A64) $(A64_SUITES) --print-errorlogs
+
+# The real kernel's DAX stack (scripts/kernel-check.sh): one boot of
+# Debian's cloud kernel under QEMU (TCG where KVM cannot boot it) with a
+# label-less NVDIMM and a virtio-pmem device; the guest makes fsdax (ext4
+# and xfs -o dax), devdax and virtio-pmem namespaces with ndctl and runs
+# tests/kernel/stage.sh with $(BUILD)'s tool, library, drop-ins and
+# probes (tests/kernel). About a minute on 2 cores. Skipped, with a
+# message, where QEMU or a kernel cannot be had (exit 77 of the script);
+# the checks' results are in $(BUILD_KERNEL)/meson-logs/testlog.json.
+BUILD_KERNEL ?= $(BUILD)/kernel
+check-kernel: $(BUILD)/build.ninja
+	scripts/install-deps.sh check
+	@scripts/install-deps.sh kernel || \
+		echo "check-kernel: the kernel packages could not be installed"
+	$(call tests_option,$(BUILD),enabled)
+	ninja -C $(BUILD)
+	@scripts/kernel-check.sh --build $(BUILD) --work $(BUILD_KERNEL); \
+		status=$$?; [ $$status -ne 77 ] || status=0; exit $$status
 
 # The mutation proof (scripts/mutate.sh): a copy of the sources and its
 # own build in $(BUILD_MUT), kept so the next run rebuilds only what

@@ -13,6 +13,8 @@
 #   scripts/install-deps.sh bench   build + PMDK's libpmem (the peer) + gnuplot
 #   scripts/install-deps.sh deb     build + the Debian packaging tools and
 #                                   what make check-deb needs
+#   scripts/install-deps.sh kernel  build + QEMU, a Debian kernel and the
+#                                   guest's tools (make check-kernel)
 #
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 # On a system without dpkg it only checks that the commands exist.
@@ -51,14 +53,24 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # built against them runs on the drop-in package).
 deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev"
 
+# make check-kernel (scripts/kernel-check.sh): qemu-system-x86 boots
+# linux-image-cloud-amd64 (installed into /boot and /lib/modules, read
+# from there, never booted on this machine) with an NVDIMM and virtio-pmem;
+# the guest's root is built from busybox-static (its shell and tools, no
+# libraries needed), ndctl (namespaces), e2fsprogs and xfsprogs (DAX file
+# systems), kmod's depmod (modules.dep) and the check build's programs,
+# among them a PMDK program built against libpmem-dev (in the check set).
+kernel_pkgs="qemu-system-x86 linux-image-cloud-amd64 ndctl e2fsprogs xfsprogs busybox-static kmod"
+
 case "${1:-build}" in
 build) want="$build_pkgs" ;;
 check) want="$build_pkgs $check_pkgs $fuzz_pkgs" ;;
 fuzz) want="$build_pkgs $fuzz_pkgs" ;;
 bench) want="$build_pkgs $bench_pkgs" ;;
 deb) want="$build_pkgs $deb_pkgs" ;;
+kernel) want="$build_pkgs $kernel_pkgs" ;;
 *)
-	echo "usage: $0 build|check|fuzz|bench|deb" >&2
+	echo "usage: $0 build|check|fuzz|bench|deb|kernel" >&2
 	exit 2
 	;;
 esac

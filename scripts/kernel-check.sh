@@ -1,0 +1,207 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# kernel-check.sh [--build DIR] [--work DIR] [--timeout SECONDS]
+#                 [--accel auto|kvm|tcg] - make check-kernel: ntmem on a
+# real Linux kernel's DAX stack. One boot of Debian's kernel under QEMU,
+# with one label-less NVDIMM (1 GiB) and one virtio-pmem device (512 MiB)
+# backed by sparse files on the disk; the guest (tests/kernel/init.sh)
+# makes fsdax, devdax and file-system namespaces on them with ndctl and
+# runs the checks of tests/kernel/stage.sh on the build in DIR (default
+# build) with the kernel's own nd, pmem and dax drivers underneath.
+#
+# The kernel is read from /boot and /lib/modules (never booted on this
+# machine): linux-image-cloud-amd64's by preference (the facts below were
+# observed with it), else any Debian kernel with its modules. Everything
+# the run makes is in the work directory (default DIR/kernel): the
+# guest's root (kernel-stage.sh), the backing files, console.log (the
+# kernel's console), tap.log (the checks' TAP, a serial port of its own)
+# and meson-logs/testlog.json, one entry a check, in meson's format, so
+# scripts/test-summary.sh counts the run with the rest of make check.
+#
+# Exit status 0 when the guest reported a complete run (its plan, every
+# check, its closing "P passed, F failed" line) without a failure (a
+# check marked TODO, a known defect, does not fail it); 1 otherwise: a
+# failed check, a guest that died, or one that did not finish within the
+# timeout (default 300 s; NTMEM_KERNEL_TIMEOUT), with the last lines of
+# its console; 77 when it cannot run here (no QEMU, no kernel).
+set -eu
+
+src=$(cd "$(dirname "$0")/.." && pwd -P)
+build=build work='' accel=${NTMEM_KERNEL_ACCEL:-auto}
+timeout=${NTMEM_KERNEL_TIMEOUT:-300}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$2; shift 2 ;;
+	--work) work=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--accel) accel=$2; shift 2 ;;
+	*)
+		echo "usage: $0 [--build DIR] [--work DIR] [--timeout SECONDS] [--accel auto|kvm|tcg]" >&2
+		exit 2
+		;;
+	esac
+done
+case "$accel" in auto | kvm | tcg) ;; *) echo "kernel-check: --accel auto, kvm or tcg" >&2; exit 2 ;; esac
+work=${work:-$build/kernel}
+
+skip() { echo "check-kernel: skipped: $*"; exit 77; }
+die() { echo "kernel-check: $*" >&2; exit 1; }
+
+qemu=$(command -v qemu-system-x86_64) ||
+	skip "needs qemu-system-x86_64 (scripts/install-deps.sh kernel)"
+[ "$(uname -m)" = x86_64 ] || skip "the guest is x86-64 and this machine is $(uname -m)"
+
+# pick_kernel: "KVER" of the newest readable kernel with its modules.
+pick_kernel() {
+	for flavour in -cloud-amd64 ''; do
+		for k in $(printf '%s\n' /boot/vmlinuz-*"$flavour" | sort -rV); do
+			ver=${k#/boot/vmlinuz-}
+			[ -r "$k" ] && [ -f "/lib/modules/$ver/modules.dep" ] && { echo "$ver"; return 0; }
+		done
+	done
+	return 1
+}
+kver=$(pick_kernel) ||
+	skip "needs a readable Debian kernel in /boot with its modules (linux-image-cloud-amd64)"
+kernel=/boot/vmlinuz-$kver
+[ -x "$build/tools/ntmem" ] || die "$build/tools/ntmem not built"
+
+mkdir -p "$work"
+work=$(cd "$work" && pwd -P)
+"$src/scripts/kernel-stage.sh" "$build" "$kver" "$work/root" "$work/initramfs.cpio"
+
+# --- accelerator ----------------------------------------------------------
+
+# KVM is used only when a stock kernel boots under it: here /dev/kvm
+# opens, but the guest hangs in early boot (this machine is itself a
+# nested guest), and -cpu host fails on MSR 0x10a. A tiny initramfs whose
+# init prints a word and powers off tells, within a short timeout; the
+# answer is kept in the work directory per host kernel, QEMU and guest
+# kernel, as a hanging probe costs its whole timeout.
+# -cpu max under KVM is the host's CPU with what KVM can offer; here it
+# aborts on that MSR, which the probe also sees.
+kvm_cpu=max
+kvm_boots() {
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	key="$(uname -r) $("$qemu" --version | head -n 1) $kver"
+	cache=$work/kvm-probe
+	if [ -f "$cache" ] && [ "$(head -n 1 "$cache")" = "$key" ]; then
+		[ "$(sed -n 2p "$cache")" = yes ]
+		return
+	fi
+	probe=$work/kvm-probe.d
+	rm -rf "$probe"
+	mkdir -p "$probe/root/bin" "$probe/root/proc"
+	cp "$work/root/bin/busybox" "$probe/root/bin/"
+	printf '#!/bin/busybox sh\n/bin/busybox echo KVM-PROBE-BOOTED\n/bin/busybox poweroff -f\n' \
+		>"$probe/root/init"
+	chmod 755 "$probe/root/init"
+	(cd "$probe/root" && find . | bin/busybox cpio -o -H newc 2>/dev/null) >"$probe/initramfs"
+	timeout -k 5 30 "$qemu" -accel kvm -cpu "$kvm_cpu" -machine pc -m 256M -nodefaults \
+		-display none -no-reboot -serial "file:$probe/console" \
+		-kernel "$kernel" -initrd "$probe/initramfs" \
+		-append "console=ttyS0 panic=-1 quiet" >/dev/null 2>&1 || true
+	if grep -q KVM-PROBE-BOOTED "$probe/console" 2>/dev/null; then ok=yes; else ok=no; fi
+	printf '%s\n%s\n' "$key" "$ok" >"$cache"
+	rm -rf "$probe"
+	[ "$ok" = yes ]
+}
+case "$accel" in
+auto) if kvm_boots; then accel=kvm; else accel=tcg; fi ;;
+esac
+# TCG: -cpu max gives the guest CLWB, CLFLUSHOPT and AVX2 to choose from.
+if [ "$accel" = kvm ]; then cpu=$kvm_cpu; smp=2; else cpu=max; smp=1; fi
+
+# --- the boot -------------------------------------------------------------
+
+# Fresh sparse backing files each run: a label-less NVDIMM keeps no
+# labels, and whatever an earlier run left on it (a BTT or pfn info
+# block) would make the kernel bring the namespace up in that mode.
+rm -f "$work/nvdimm0.img" "$work/virtio-pmem0.img" "$work/console.log" "$work/tap.log"
+truncate -s 1G "$work/nvdimm0.img"
+truncate -s 512M "$work/virtio-pmem0.img"
+
+echo "check-kernel: $kver under QEMU ($accel), build $build, work $work"
+start=$(date +%s)
+# -machine nvdimm=on with memory slots and maxmem: both the NVDIMM and
+# virtio-pmem are memory devices outside the boot memory. share=on: the
+# guest's stores reach the backing file (MAP_SHARED), as on pmem. Two
+# serial ports: ttyS0 the kernel's console, ttyS1 the checks' TAP.
+set +e
+timeout -k 10 "$timeout" "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
+	-machine pc,nvdimm=on -m 1G,slots=4,maxmem=8G \
+	-nodefaults -display none -no-reboot \
+	-serial "file:$work/console.log" -serial "file:$work/tap.log" \
+	-object "memory-backend-file,id=nvm0,share=on,mem-path=$work/nvdimm0.img,size=1G" \
+	-device nvdimm,id=nvdimm0,memdev=nvm0 \
+	-object "memory-backend-file,id=vpm0,share=on,mem-path=$work/virtio-pmem0.img,size=512M" \
+	-device virtio-pmem-pci,id=vpmem0,memdev=vpm0 \
+	-kernel "$kernel" -initrd "$work/initramfs.cpio" \
+	-append "console=ttyS0 panic=-1" >"$work/qemu.log" 2>&1
+qstatus=$?
+set -e
+elapsed=$(($(date +%s) - start))
+
+tr -d '\r' <"$work/tap.log" >"$work/tap.txt" 2>/dev/null || : >"$work/tap.txt"
+cat "$work/tap.txt"
+
+# --- the verdict ----------------------------------------------------------
+
+# parse: "CHECKS PLAN PASSED FAILED TODO FAILED_NOT_TODO BAIL" from the TAP.
+verdict=$(awk '
+	/^(not )?ok [0-9]+ / { checks++; if ($1 == "not" && $0 !~ /# TODO /) bad++ }
+	/^1\.\.[0-9]+$/ { plan = substr($0, 4) }
+	/^[0-9]+ passed, [0-9]+ failed$/ { p = $1; f = $3; summary = 1 }
+	/^Bail out!/ { bail = 1 }
+	/# TODO / { todo++ }
+	END { printf "%d %d %d %d %d %d %d %d\n", checks, plan, p, f, todo, bad, bail, summary }
+' "$work/tap.txt")
+# shellcheck disable=SC2086 # eight numbers, split into the arguments
+set -- $verdict
+checks=$1 plan=$2 passed=$3 failed=$4 todo=$5 bad=$6 bail=$7 summary=$8
+
+problem=
+if [ "$qstatus" -eq 124 ] || [ "$qstatus" -eq 137 ]; then
+	problem="the guest did not finish within ${timeout} s"
+elif [ "$qstatus" -ne 0 ]; then
+	problem="QEMU exited $qstatus: $(tail -n 3 "$work/qemu.log" | tr '\n' ' ')"
+elif [ "$bail" -ne 0 ]; then
+	problem="the guest bailed out"
+elif [ "$summary" -eq 0 ] || [ "$plan" -eq 0 ] || [ "$checks" -ne "$plan" ]; then
+	problem="the guest's run is incomplete ($checks checks, plan $plan, summary line $summary)"
+elif [ "$bad" -ne 0 ] || [ "$failed" -ne 0 ]; then
+	problem="failed checks: $bad"
+fi
+
+# testlog.json for scripts/test-summary.sh: each check as a meson test
+# (a TODO is EXPECTEDFAIL, or OK once it passes; SKIP as skipped), and
+# an incomplete run as one more, failed, entry.
+mkdir -p "$work/meson-logs"
+awk -v problem="$problem" '
+	function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+	/^(not )?ok [0-9]+ / {
+		line = $0
+		result = ($1 == "ok") ? "OK" : "FAIL"
+		if (line ~ /# TODO /) result = ($1 == "ok") ? "OK" : "EXPECTEDFAIL"
+		if (line ~ /# SKIP /) result = "SKIP"
+		sub(/^(not )?ok /, "", line)
+		printf "{\"name\": \"kernel:guest / %s\", \"result\": \"%s\"}\n", esc(line), result
+	}
+	END {
+		if (problem != "")
+			printf "{\"name\": \"kernel:guest / the run\", \"result\": \"ERROR\", \"stdout\": \"%s\"}\n", esc(problem)
+	}' "$work/tap.txt" >"$work/meson-logs/testlog.json"
+
+if [ -n "$problem" ]; then
+	echo "check-kernel: FAILED after ${elapsed} s: $problem"
+	echo "check-kernel: the last lines of the guest's console ($work/console.log):"
+	tr -d '\r' <"$work/console.log" 2>/dev/null | tail -n 30 | sed 's/^/  | /'
+	[ -s "$work/qemu.log" ] && { echo "check-kernel: QEMU said:"; sed 's/^/  | /' "$work/qemu.log"; }
+	exit 1
+fi
+[ "$todo" -eq 0 ] || {
+	echo "check-kernel: known defects (TODO):"
+	grep '# TODO ' "$work/tap.txt" | sed 's/^/  /'
+}
+echo "check-kernel: $passed passed, $todo TODO, 0 failed in ${elapsed} s ($kver, $accel)"

@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# kernel-stage.sh BUILD KVER ROOT OUT - the root file system of the make
+# check-kernel guest, as an initramfs (newc cpio) at OUT, assembled in the
+# directory ROOT (emptied first) without root privileges:
+#
+#   /init, /stage.sh    tests/kernel/init.sh and tests/kernel/stage.sh
+#   /bin/busybox        Debian's busybox-static: the shell and every tool
+#   ndctl, mke2fs, mkfs.xfs   and their shared libraries
+#   /ntmem/...          the project's programs from the build directory
+#                       BUILD, at the same relative paths (tools/ntmem,
+#                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
+#                       tests/kernel/...), so the RUNPATHs the build gave
+#                       them ($ORIGIN/../src) find the libraries in the
+#                       guest as they do here
+#   /lib/modules/KVER   the nd, dax, virtio-pmem and xfs modules with what
+#                       they depend on, and a modules.dep made by depmod -b
+#
+# Shared libraries are copied with their dependencies as ldd lists them,
+# each at the path ldd resolved it to (the loader's default directories),
+# so the guest needs no ld.so.cache. An initramfs rather than a disk
+# image: the cloud kernel has virtio_blk only as a module, so a disk
+# would need an initramfs to load it anyway, and everything fits in tens
+# of MiB of guest memory (unpacking it is as fast as mounting a disk).
+set -eu
+
+if [ $# -ne 4 ]; then
+	echo "usage: $0 BUILD KVER ROOT OUT" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd -P) kver=$2 root=$3 out=$4
+src=$(cd "$(dirname "$0")/.." && pwd -P)
+mods=/lib/modules/$kver
+
+die() { echo "kernel-stage: $*" >&2; exit 1; }
+
+[ -d "$mods" ] || die "no modules for $kver in $mods"
+busybox=$(command -v busybox) || die "busybox not found (scripts/install-deps.sh kernel)"
+# A dynamic busybox would need its libraries before /init could run.
+file_type=$(LC_ALL=C ldd "$busybox" 2>&1 || true)
+case "$file_type" in
+*"not a dynamic executable"* | *"statically linked"*) ;;
+*) die "$busybox is not static (install busybox-static)" ;;
+esac
+
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/etc" "$root/ntmem"
+
+# copy_lib PATH: PATH (a resolved library path) at the same place in ROOT.
+copy_lib() {
+	[ -e "$root$1" ] && return 0
+	mkdir -p "$root$(dirname "$1")"
+	cp -L "$1" "$root$1"
+}
+
+# copy_elf FILE DEST: FILE at ROOT/DEST, and every library ldd resolves for
+# it. A library inside BUILD is skipped: the project's own libraries are
+# copied at their relative paths under /ntmem, where the RUNPATH points.
+copy_elf() {
+	mkdir -p "$root$(dirname "$2")"
+	cp -L "$1" "$root$2"
+	libs=$(ldd "$1") || die "ldd $1 failed"
+	for lib in $(echo "$libs" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+		case "$(readlink -f "$lib")" in
+		"$build"/*) continue ;;
+		esac
+		copy_lib "$lib"
+	done
+	echo "$libs" | grep -q "not found" && die "ldd $1: a library is missing"
+	return 0
+}
+
+cp "$busybox" "$root/bin/busybox"
+cp "$src/tests/kernel/init.sh" "$root/init"
+cp "$src/tests/kernel/stage.sh" "$root/stage.sh"
+chmod 755 "$root/init" "$root/stage.sh"
+
+# The system's tools the checks use. /usr/sbin is not on every user's PATH.
+PATH=$PATH:/usr/sbin:/sbin
+for tool in ndctl mke2fs mkfs.xfs; do
+	path=$(command -v "$tool") || die "$tool not found (scripts/install-deps.sh kernel)"
+	copy_elf "$path" "/bin/$tool"
+done
+ln -s mke2fs "$root/bin/mkfs.ext4"
+[ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$root/etc/"
+
+# The project's programs. The probes are optional in a build without them
+# (no tests): the checks that need one then report it missing.
+for rel in tools/ntmem src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
+	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
+	tests/kernel/kernel_pmem_probe; do
+	if [ -e "$build/$rel" ]; then
+		copy_elf "$build/$rel" "/ntmem/$rel"
+	else
+		echo "kernel-stage: note: $build/$rel not built" >&2
+	fi
+done
+
+# The modules init.sh loads, and every module they depend on, from the
+# kernel's own modules.dep ("path: dep dep ..." lines, paths relative to
+# the modules directory).
+want="nfit nd_pmem nd_btt dax_pmem device_dax virtio_pci virtio_pmem xfs"
+paths=$(awk -v want="$want" '
+	{ sub(/:$/, "", $1); dep[$1] = $0 }
+	{ n = $1; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); byname[n] = $1 }
+	function add(p,   i, k, f) {
+		if (p in seen) return
+		seen[p] = 1
+		print p
+		k = split(dep[p], f, " ")
+		for (i = 2; i <= k; i++) add(f[i])
+	}
+	END {
+		k = split(want, w, " ")
+		for (i = 1; i <= k; i++) {
+			if (!(w[i] in byname)) { print "missing:" w[i]; continue }
+			add(byname[w[i]])
+		}
+	}' "$mods/modules.dep")
+for p in $paths; do
+	case "$p" in missing:*) die "module ${p#missing:} not in $mods/modules.dep" ;; esac
+	mkdir -p "$root$mods/$(dirname "$p")"
+	cp "$mods/$p" "$root$mods/$p"
+done
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "$mods/$f" ] && cp "$mods/$f" "$root$mods/"
+done
+depmod=$(command -v depmod) || die "depmod not found (kmod)"
+"$depmod" -b "$root" "$kver"
+
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . | LC_ALL=C sort | "$busybox" cpio -o -H newc 2>/dev/null) >"$out.tmp"
+mv "$out.tmp" "$out"

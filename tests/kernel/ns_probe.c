@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ns_probe.c - what ntmem makes of a real device or file, for the checks
+ * that run inside a kernel guest (tests/kernel/stage.sh) on namespaces the
+ * guest's nd and dax drivers made. One line of key=value words per
+ * command, so a shell check can match the words it cares about:
+ *
+ *   kernel_ns_probe info PATH    ntm_ns_open(): kind, size, alignment,
+ *                                cpu_durable, persistence domain
+ *   kernel_ns_probe write PATH   a pattern over the first 4 KiB with
+ *                                ntm_memcpy_flush(), ntm_ns_persist(),
+ *                                then opened again and compared
+ *   kernel_ns_probe btt PATH N   a BTT of N-byte sectors laid over the
+ *                                whole namespace through ntm_blk_open(),
+ *                                one sector written and read back after
+ *                                the BTT is closed and opened again
+ *
+ * Exit status 0, or 1 with the library's message on standard error. It
+ * overwrites what it is pointed at: only for scratch namespaces.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ntmem.h>
+
+#define PROBE_LEN 4096
+
+static int fail(const char *what, int ret)
+{
+	fprintf(stderr, "kernel_ns_probe: %s: %s (%s)\n", what, ntm_errmsg(),
+		strerror(-ret));
+	return 1;
+}
+
+static int info(const char *path)
+{
+	struct ntm_ns *ns;
+	int ret = ntm_ns_open(&ns, path, 0);
+
+	if (ret)
+		return fail("open", ret);
+	printf("path=%s kind=%s size=%zu align=%zu cpu_durable=%d domain=%s\n",
+	       path, ntm_ns_kind_name(ntm_ns_kind(ns)), ntm_ns_size(ns),
+	       ntm_ns_align(ns), ntm_ns_cpu_durable(ns),
+	       ntm_persist_domain_name(ntm_ns_persist_domain(ns)));
+	ntm_ns_close(ns);
+	return 0;
+}
+
+static void pattern(unsigned char *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(i * 131u + seed);
+}
+
+static int write_back(const char *path)
+{
+	static unsigned char want[PROBE_LEN];
+	struct ntm_ns *ns;
+	int ret;
+
+	pattern(want, sizeof(want), 7);
+	ret = ntm_ns_open(&ns, path, 0);
+	if (ret)
+		return fail("open", ret);
+	ntm_memcpy_flush(ntm_ns_base(ns), want, sizeof(want));
+	ret = ntm_ns_persist(ns, ntm_ns_base(ns), sizeof(want));
+	ntm_ns_close(ns);
+	if (ret)
+		return fail("persist", ret);
+	ret = ntm_ns_open(&ns, path, NTM_NS_READONLY);
+	if (ret)
+		return fail("open again", ret);
+	ret = memcmp(ntm_ns_base(ns), want, sizeof(want));
+	ntm_ns_close(ns);
+	if (ret) {
+		fprintf(stderr, "kernel_ns_probe: %s: the pattern did not read back\n",
+			path);
+		return 1;
+	}
+	printf("path=%s written=%d persisted=1 read_back=1\n", path, PROBE_LEN);
+	return 0;
+}
+
+/* Opens @path's BTT (laid out anew with @create); 0 or a message. */
+static int btt_open(struct ntm_ns **ns, struct ntm_blk **blk, const char *path,
+		    unsigned sector, bool create)
+{
+	struct ntm_blk_config c = {
+		.sector_size = sector, .btt = true, .btt_create = create,
+	};
+	int ret = ntm_ns_open(ns, path, 0);
+
+	if (ret)
+		return fail("open", ret);
+	ret = ntm_blk_open(blk, *ns, &c);
+	if (ret) {
+		ntm_ns_close(*ns);
+		return fail(create ? "lay out a BTT" : "open the BTT", ret);
+	}
+	return 0;
+}
+
+static int btt(const char *path, unsigned sector)
+{
+	static unsigned char want[4096], got[4096];
+	struct ntm_blk *blk;
+	struct ntm_ns *ns;
+	uint64_t size, last;
+	ssize_t n;
+
+	if (btt_open(&ns, &blk, path, sector, true))
+		return 1;
+	size = ntm_blk_size(blk);
+	/* The last sector: the far end of the map and of the data blocks. */
+	last = size - sector;
+	pattern(want, sector, 11);
+	n = ntm_blk_write(blk, want, sector, last, 0);
+	ntm_blk_close(blk);
+	ntm_ns_close(ns);
+	if (n != (ssize_t)sector)
+		return fail("write a sector", (int)n);
+	if (btt_open(&ns, &blk, path, sector, false))
+		return 1;
+	n = ntm_blk_read(blk, got, sector, last);
+	ntm_blk_close(blk);
+	ntm_ns_close(ns);
+	if (n != (ssize_t)sector)
+		return fail("read the sector", (int)n);
+	if (memcmp(got, want, sector)) {
+		fprintf(stderr, "kernel_ns_probe: %s: BTT sector %llu did not read back\n",
+			path, (unsigned long long)(last / sector));
+		return 1;
+	}
+	printf("path=%s btt_sector=%u btt_size=%llu read_back=1\n", path, sector,
+	       (unsigned long long)size);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "info"))
+		return info(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "write"))
+		return write_back(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "btt") &&
+	    (!strcmp(argv[3], "512") || !strcmp(argv[3], "4096")))
+		return btt(argv[2], (unsigned)atoi(argv[3]));
+	fprintf(stderr, "usage: kernel_ns_probe info|write PATH\n"
+			"       kernel_ns_probe btt PATH 512|4096\n");
+	return 2;
+}

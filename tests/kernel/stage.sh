@@ -1,0 +1,304 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# stage.sh - the checks of make check-kernel, run by the guest's init
+# (tests/kernel/init.sh) on namespaces the guest's own nd and dax drivers
+# make with ndctl: ntmem's tool, its probes (tests/kernel/*.c) and a PMDK
+# program on the real nd bus of one label-less NVDIMM (1 GiB) and one
+# virtio-pmem device (512 MiB), which scripts/kernel-check.sh gives QEMU.
+#
+# Output is TAP: "ok N - what", "not ok N - what", diagnostics as "# ..."
+# lines, then the plan "1..N" and a last line "P passed, F failed". A check
+# of a defect the project knows and has not fixed yet is marked
+# "# TODO defect: ..." (TAP's TODO): its failure does not fail the run,
+# and the host lists it; when it passes, the defect is fixed and the
+# marker should go.
+#
+# The namespaces are made one after the other on the same region, each
+# replacing the last (ndctl create-namespace -f -e): without labels a
+# region holds exactly one namespace, namespaceR.0, whatever its mode.
+
+P=/ntmem
+NTMEM=$P/tools/ntmem
+PROBE=$P/tests/kernel/kernel_ns_probe
+PMEM_PROBE=$P/tests/kernel/kernel_pmem_probe
+DROPIN=$P/compat/libpmem
+DEBIAN_LIBPMEM=/lib/x86_64-linux-gnu/libpmem.so.1
+MNT=/mnt/pmem
+out=/tmp/check.out err=/tmp/check.err
+
+NL='
+' DEFAULT_IFS=$IFS
+
+n=0 passed=0 failed=0 todo=0
+todo_reason=
+
+# todo REASON: the next check tests a known defect (TAP TODO).
+todo() { todo_reason=$1; }
+
+# result STATUS WHAT: one TAP line for a check that exited STATUS.
+result() {
+	n=$((n + 1))
+	if [ -n "$todo_reason" ]; then
+		todo=$((todo + 1))
+		if [ "$1" -eq 0 ]; then
+			echo "ok $n - $2 # TODO $todo_reason"
+		else
+			echo "not ok $n - $2 # TODO $todo_reason"
+		fi
+	elif [ "$1" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+	fi
+	todo_reason=
+}
+
+# show FILE [LINES]: FILE as diagnostic lines.
+show() { head -n "${2:-20}" "$1" | sed 's/^/# /'; }
+
+# run CMD...: stdout in $out, stderr in $err; the command's status.
+run() {
+	"$@" >"$out" 2>"$err"
+}
+
+# check WHAT CMD...: CMD exits 0.
+check() {
+	what=$1
+	shift
+	run "$@"
+	st=$?
+	result "$st" "$what"
+	[ "$st" -eq 0 ] || { echo "# exit $st: $*"; show "$out"; show "$err"; }
+	return "$st"
+}
+
+# check_words WHAT "WORD..." CMD...: CMD exits 0 and each WORD is a whole
+# word of its output (grep -w: "is_pmem=1" is not found in "pmem_is_pmem=1").
+# WORDs are separated by spaces, or by newlines when there is one (a WORD
+# with spaces in it, such as a JSON member).
+check_words() {
+	what=$1 words=$2
+	shift 2
+	run "$@"
+	st=$? missing=
+	if [ "$st" -eq 0 ]; then
+		case $words in
+		*"$NL"*) IFS=$NL ;;
+		esac
+		for w in $words; do
+			grep -qwF -- "$w" "$out" || missing="$missing '$w'"
+		done
+		IFS=$DEFAULT_IFS
+	fi
+	[ "$st" -eq 0 ] && [ -z "$missing" ]
+	result $? "$what"
+	show "$out" 3
+	if [ "$st" -ne 0 ]; then
+		echo "# exit $st: $*"
+		show "$err"
+	elif [ -n "$missing" ]; then
+		echo "# missing from the output:$missing"
+	fi
+}
+
+# skip WHAT WHY: a check that cannot run here (TAP SKIP, counts as passed).
+skip() {
+	n=$((n + 1)) passed=$((passed + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+# bus_of PROVIDER: the ndbus whose provider attribute is PROVIDER.
+bus_of() {
+	for b in /sys/bus/nd/devices/ndbus*; do
+		[ "$(cat "$b/provider" 2>/dev/null)" = "$1" ] && { basename "$b"; return 0; }
+	done
+	return 1
+}
+
+# region_of BUS: the (one) region under BUS.
+region_of() {
+	for r in /sys/bus/nd/devices/"$1"/region*; do
+		[ -d "$r" ] && { basename "$r"; return 0; }
+	done
+	return 1
+}
+
+# make_ns REGION ARGS...: namespaceR.0 of REGION recreated with ndctl in
+# the mode ARGS give; $dev is then its device (/dev/pmemN or /dev/daxN.M).
+make_ns() {
+	ns=namespace${1#region}.0
+	shift
+	dev=
+	run ndctl create-namespace -f -e "$ns" "$@" || return 1
+	name=$(sed -n 's/.*"\(blockdev\|chardev\)":"\([^"]*\)".*/\2/p' "$out" | head -n 1)
+	[ -n "$name" ] && dev=/dev/$name && [ -e "$dev" ]
+}
+
+# ns_check WHAT REGION ARGS...: make_ns as a check.
+ns_check() {
+	what=$1
+	shift
+	make_ns "$@"
+	st=$?
+	result "$st" "$what"
+	if [ "$st" -ne 0 ]; then
+		echo "# ndctl create-namespace $*: exit $st, device '$dev'"
+		show "$out"
+		show "$err"
+	fi
+	return "$st"
+}
+
+# pmem_checks WHERE PATH PMDK DROPIN [TODO]: the PMDK program on PATH,
+# without PMEM_IS_PMEM_FORCE, reports is_pmem PMDK on Debian's libpmem and
+# DROPIN on ntmem's drop-in (the check marked TODO when given).
+pmem_checks() {
+	if [ ! -x "$PMEM_PROBE" ]; then
+		skip "$1: PMDK program on both libpmems" "kernel_pmem_probe not built (libpmem-dev)"
+		return
+	fi
+	check_words "$1: Debian's libpmem says is_pmem $3" \
+		"is_pmem=$3 pmem_is_pmem=$3 lib=$DEBIAN_LIBPMEM" \
+		env -u PMEM_IS_PMEM_FORCE "$PMEM_PROBE" "$2"
+	[ -n "${5:-}" ] && todo "$5"
+	check_words "$1: ntmem's drop-in says is_pmem $4" \
+		"is_pmem=$4 pmem_is_pmem=$4 lib=$DROPIN/libpmem.so.1" \
+		env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$DROPIN" "$PMEM_PROBE" "$2"
+}
+
+# fs_checks WHAT MOUNT_OPTS KIND: a file on the file system mounted on
+# $MNT as ntmem and PMDK see it; KIND is what ntm_ns_open() must say.
+fs_checks() {
+	f=$MNT/ns
+	truncate -s 64M "$f"
+	if [ "$3" = fsdax ]; then
+		check_words "$1 $2: ntm_ns_open says fsdax, cpu-durable" \
+			"kind=fsdax cpu_durable=1 align=2097152" "$PROBE" info "$f"
+		check "$1 $2: a pattern persisted and read back" "$PROBE" write "$f"
+		pmem_checks "$1 $2" "$f" 1 1
+	else
+		check_words "$1 $2: ntm_ns_open says file, not cpu-durable" \
+			"kind=file cpu_durable=0" "$PROBE" info "$f"
+		check "$1 $2: a pattern persisted (msync) and read back" "$PROBE" write "$f"
+		pmem_checks "$1 $2" "$f" 0 0
+	fi
+}
+
+# mkfs_ext4 DEV: ext4 that can mount -o dax. DAX needs blocks of the page
+# size, and mke2fs gives a device under 512 MiB (its "small" type, such as
+# the virtio-pmem namespace) 1 KiB blocks: the kernel then refuses dax
+# ("unsupported blocksize for DAX"). Lazy init: nothing is zeroed now.
+mkfs_ext4() {
+	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=1,lazy_journal_init=1 "$1"
+}
+
+mounted() {
+	check "mount -t $1 -o $2 $3" mount -t "$1" -o "$2" "$3" "$MNT"
+}
+
+mkdir -p "$MNT"
+
+# --- the buses and regions --------------------------------------------------
+
+nfit_bus=$(bus_of ACPI.NFIT) && nfit_region=$(region_of "$nfit_bus")
+result $? "the NVDIMM's nd bus (provider ACPI.NFIT) has a region"
+echo "# $nfit_bus: $nfit_region"
+virtio_bus=$(bus_of virtio-pmem) && virtio_region=$(region_of "$virtio_bus")
+result $? "virtio-pmem's nd bus (provider virtio-pmem) has a region"
+echo "# $virtio_bus: $virtio_region"
+if [ -z "${nfit_region:-}" ] || [ -z "${virtio_region:-}" ]; then
+	echo "Bail out! no regions to check"
+	exit 1
+fi
+
+check_words "ntmem info lists both nd regions" "$nfit_region $virtio_region" \
+	"$NTMEM" info
+grep "region" "$out" | head -n 4 | sed 's/^/# /'
+# QEMU's NFIT has no platform capabilities: no persistence_domain file.
+check_words "ntmem info --json lists both regions, domain none (QEMU's NFIT has none)" \
+	"\"name\": \"$nfit_region\", \"persistence_domain\": \"none\"}
+\"name\": \"$virtio_region\"" "$NTMEM" info --json
+todo "defect: ntmem info does not say a virtio-pmem region is never cpu-durable"
+check_words "ntmem info names the virtio-pmem bus of $virtio_region" "virtio-pmem" \
+	"$NTMEM" info
+
+# --- NVDIMM, fsdax: ext4 -o dax, ext4 -o dax=never, xfs -o dax ----------
+
+if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; then
+	pmem=$dev
+	check "mkfs.ext4 $pmem" mkfs_ext4 "$pmem"
+	if mounted ext4 dax "$pmem"; then
+		fs_checks ext4 dax fsdax
+		check "ext4 dax: ntmem blk create --btt on a file" \
+			"$NTMEM" blk create "$MNT/blk" --size 64m --btt
+		check "ext4 dax: ntmem blk check of that BTT" "$NTMEM" blk check "$MNT/blk"
+		check_words "ext4 dax: ntm_blk BTT of 512-byte sectors written, reopened, read back" \
+			"btt_sector=512 read_back=1" "$PROBE" btt "$MNT/ns" 512
+		umount "$MNT"
+	fi
+	if mounted ext4 dax=never "$pmem"; then
+		fs_checks ext4 dax=never file
+		umount "$MNT"
+	fi
+	# XFS refuses -o dax on a file system with reflink, mkfs.xfs's default.
+	check "mkfs.xfs $pmem" mkfs.xfs -q -f -m reflink=0 "$pmem"
+	if mounted xfs dax "$pmem"; then
+		fs_checks xfs dax fsdax
+		umount "$MNT"
+	fi
+fi
+
+# --- NVDIMM, devdax 2M and 4K ---------------------------------------------
+
+if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M; then
+	dax=$dev
+	check_words "devdax 2M: ntm_ns_open says devdax, cpu-durable, 2 MiB aligned" \
+		"kind=devdax cpu_durable=1 align=2097152" "$PROBE" info "$dax"
+	check "devdax 2M: a pattern persisted and read back" "$PROBE" write "$dax"
+	pmem_checks "devdax 2M" "$dax" 1 1
+	check_words "devdax 2M: ntm_blk lays a BTT of 4096-byte sectors, read back reopened" \
+		"btt_sector=4096 read_back=1" "$PROBE" btt "$dax" 4096
+	check "devdax 2M: ntmem blk check of that BTT" "$NTMEM" blk check "$dax"
+	size=$(cat "/sys/bus/dax/devices/${dax#/dev/}/size" 2>/dev/null)
+	todo "defect: ntmem blk create on a devdax device fails (File exists)"
+	check "devdax 2M: ntmem blk create $dax --size $size --btt" \
+		"$NTMEM" blk create "$dax" --size "${size:-0}" --btt
+fi
+if ns_check "NVDIMM: devdax namespace, align 4K" "$nfit_region" -m devdax -a 4K; then
+	check_words "devdax 4K: ntm_ns_open says devdax, 4 KiB aligned" \
+		"kind=devdax cpu_durable=1 align=4096" "$PROBE" info "$dev"
+	check "devdax 4K: a pattern persisted and read back" "$PROBE" write "$dev"
+fi
+
+# --- virtio-pmem: fsdax (MAP_SYNC refused), devdax -------------------------
+
+if ns_check "virtio-pmem: fsdax namespace" "$virtio_region" -m fsdax; then
+	vpmem=$dev
+	check "mkfs.ext4 $vpmem" mkfs_ext4 "$vpmem"
+	# DAX mounts, but virtio-pmem's writes reach the host only when the
+	# guest asks (a flush request): the kernel refuses MAP_SYNC, and ntmem
+	# must fall back to msync.
+	if mounted ext4 dax "$vpmem"; then
+		fs_checks "virtio-pmem ext4" dax file
+		umount "$MNT"
+	fi
+fi
+if ns_check "virtio-pmem: devdax namespace" "$virtio_region" -m devdax; then
+	vdax=$dev
+	check "virtio-pmem devdax: the kernel warns it cannot guarantee persistence" \
+		sh -c 'dmesg | grep -q "unable to guarantee persistence of writes"'
+	todo "defect: a virtio-pmem devdax namespace is reported cpu-durable"
+	check_words "virtio-pmem devdax: ntm_ns_open says not cpu-durable" \
+		"kind=devdax cpu_durable=0" "$PROBE" info "$vdax"
+	# PMDK says 1 here: the drop-in is to be right where PMDK is not.
+	pmem_checks "virtio-pmem devdax" "$vdax" 1 0 \
+		"defect: the drop-in says is_pmem 1 on virtio-pmem devdax"
+fi
+
+echo "1..$n"
+[ "$todo" -eq 0 ] || echo "# $todo TODO: known defects"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
