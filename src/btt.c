@@ -214,8 +214,16 @@ static const char *info_read(const struct ntm_btt *b, const void *p,
 		return "bad nfree or internal_nlba";
 	if (i->external_nlba != i->internal_nlba - i->nfree)
 		return "external_nlba is not internal_nlba - nfree";
-	if (room < BTT_INFO_SIZE || i->infooff > room - BTT_INFO_SIZE ||
-	    i->infooff % 8)
+	/*
+	 * The backup info block may lie past the end (infooff + 4096 >
+	 * room) as long as everything else is in the range: a pool file
+	 * whose last 4 KiB were cut off, which PMDK opens (it never reads
+	 * the backup). Nothing writes the backup after the layout, so such
+	 * an arena is safe to use; arena_load() and ntm_btt_check() know it
+	 * is missing. Only the last arena: a middle one's nextoff points
+	 * past the end and fails below.
+	 */
+	if (room < BTT_INFO_SIZE || i->infooff > room || i->infooff % 8)
 		return "infooff outside the namespace";
 	if (i->nextoff && (i->nextoff != i->infooff + BTT_INFO_SIZE ||
 			   i->nextoff >= room))
@@ -527,7 +535,9 @@ static int arena_load(struct ntm_btt *b, unsigned k, uint64_t off,
 	a->data = a->start + i->dataoff;
 	a->map = (uint32_t *)(a->start + i->mapoff);
 	a->flog = a->start + i->flogoff;
-	a->backup = a->start + i->infooff;
+	/* NULL: the backup info block is past the end (info_read()). */
+	a->backup = i->infooff + BTT_INFO_SIZE <= b->size - off ?
+			    a->start + i->infooff : NULL;
 	a->flogs = calloc(a->nfree, sizeof(*a->flogs));
 	a->rtt = malloc(a->nfree * sizeof(*a->rtt));
 	if (!a->flogs || !a->rtt)
@@ -1153,6 +1163,10 @@ int ntm_btt_check(struct ntm_btt *b)
 		if (err)
 			return ntm_error(-EINVAL, "btt: arena %u: info block: "
 					 "%s", k, err);
+		if (!a->backup)
+			return ntm_error(-EINVAL, "btt: arena %u: the backup "
+					 "info block lies past the end of the "
+					 "range", k);
 		err = info_read(b, a->backup, room, &bak);
 		if (err)
 			return ntm_error(-EINVAL, "btt: arena %u: backup info "

@@ -8,7 +8,8 @@
 # TOOL_NTMEM and TOOL_PMDK are pmemblk_tool.c built against PMDK's header
 # and linked with ntmem's drop-in and with Debian's library; `which`
 # proves each runs on the library it should. For block sizes 512 and 4096
-# (at PMEMBLK_MIN_POOL, and 4096 also at 64 MiB):
+# (at PMEMBLK_MIN_POOL, and 4096 also at 64 MiB), and 512 in a pool of
+# 20983865 bytes (not whole pages: PMDK's BTT takes the whole ones):
 #   - ntmem creates; every block written by ntmem reads back on PMDK, then
 #     PMDK rewrites every 3rd block and ntmem reads all of them back;
 #   - PMDK creates and never writes (its BTT is laid out at the first
@@ -79,7 +80,7 @@ info_major() {
 }
 
 min=16785408
-for geo in "512 $min" "4096 $min" "4096 67108864"; do
+for geo in "512 $min" "4096 $min" "4096 67108864" "512 20983865"; do
 	# shellcheck disable=SC2086 # two words
 	set -- $geo
 	bs=$1 size=$2 tag="bsize $1, $2 bytes"

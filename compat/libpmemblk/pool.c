@@ -9,6 +9,13 @@
  * the pool is created or first opened for writing, the same layout, so a
  * pool either library made opens on the other. A pool stays locked
  * (flock) while open, as with PMDK: a second opener gets EAGAIN.
+ *
+ * PMDK maps a pool in whole pages (its Mmap_align is the page size): a
+ * file of any length is a pool of its whole pages, the bytes after the
+ * last one unused. So a pool's size here is always pool_pages() of the
+ * file's, and the BTT gets the pages after the headers.
+ *
+ * As PMDK's, a successful create, open or check leaves errno 0.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -98,6 +105,14 @@ static uint64_t hdr_checksum(const struct blk_pool_hdr *h)
 	return blk_fletcher64(h, BLK_HDR_SIZE,
 			      __builtin_offsetof(struct blk_pool_hdr, checksum),
 			      hdr_csum_end(h));
+}
+
+/* @size in whole pages, as PMDK maps a pool (see the top). */
+static size_t pool_pages(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return size / page * page;
 }
 
 /* Make [p, p + n) of the pool durable: flush + drain on pmem, else msync. */
@@ -192,7 +207,7 @@ static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 		return NULL;
 	}
 	pbp->base = ntm_ns_base(pbp->ns);
-	pbp->size = ntm_ns_size(pbp->ns);
+	pbp->size = pool_pages(ntm_ns_size(pbp->ns));
 	/* PMDK's choice: flush + drain when pmem_is_pmem(), else msync. */
 	pbp->is_pmem = force >= 0 ? force == 1 : ntm_ns_cpu_durable(pbp->ns);
 	return pbp;
@@ -294,7 +309,12 @@ static int pool_btt(struct pmemblk *pbp, bool create)
 
 	if (ret) {
 		pbp->btt = NULL;
-		blk_error(-ret, "%s", ntm_errmsg());
+		/*
+		 * -ENOSPC: the BTT fits no arena of these blocks in the pool;
+		 * PMDK's btt_init() calls that EINVAL, as every geometry it
+		 * cannot lay out.
+		 */
+		blk_error(ret == -ENOSPC ? EINVAL : -ret, "%s", ntm_errmsg());
 		return -1;
 	}
 	if (ntm_btt_readonly(pbp->btt))
@@ -305,6 +325,7 @@ static int pool_btt(struct pmemblk *pbp, bool create)
 PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			    mode_t mode)
 {
+	unsigned char was[BLK_DATA_OFF];	/* an existing file's headers */
 	struct blk_pool_hdr *h;
 	struct blk_desc *d;
 	struct pmemblk *pbp;
@@ -338,9 +359,10 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			  "supported by ntmem's libpmemblk", path);
 		goto fail;
 	}
-	if (created && poolsize < PMEMBLK_MIN_POOL) {
+	/* PMDK names the whole pages (the file is still @poolsize long). */
+	if (created && pool_pages(poolsize) < PMEMBLK_MIN_POOL) {
 		blk_error(EINVAL, "reservation pool size %zu smaller than %zu",
-			  poolsize, PMEMBLK_MIN_POOL);
+			  pool_pages(poolsize), PMEMBLK_MIN_POOL);
 		goto fail;
 	}
 	if (!created && (size_t)st.st_size < PMEMBLK_MIN_POOL) {
@@ -385,6 +407,8 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			return NULL;
 		}
 	}
+	/* Put back if the BTT cannot be laid out: a failed call changes nothing. */
+	memcpy(was, pbp->base, sizeof(was));
 
 	/* A single-file pool links its parts and replicas to itself. */
 	memset(h, 0, sizeof(*h));
@@ -414,10 +438,21 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	if (pool_persist(pbp, pbp->base, BLK_DATA_OFF) ||
 	    pool_btt(pbp, true)) {
 		oerrno = errno;
+		/*
+		 * PMDK leaves its header in an existing file; this library
+		 * takes it back (the BTT is laid out after the headers and
+		 * wrote nothing, or nothing that a zero header page does not
+		 * make unreadable).
+		 */
+		if (!created) {
+			memcpy(pbp->base, was, sizeof(was));
+			pool_persist(pbp, pbp->base, sizeof(was));
+		}
 		pool_free(pbp);
 		blk_error(oerrno, "pool initialization failed");
 		goto unlink_file;
 	}
+	errno = 0;
 	return pbp;
 
 fail:
@@ -491,6 +526,8 @@ PMEMblkpool *pmemblk_open(const char *path, size_t bsize)
 			"%s\n", path, pbp->bsize,
 			(unsigned long long)ntm_btt_nlba(pbp->btt),
 			pbp->is_pmem ? "flush + drain" : "msync");
+	if (pbp)
+		errno = 0;
 	return pbp;
 }
 
@@ -515,6 +552,7 @@ int pmemblk_check(const char *path, size_t bsize)
 	/* Never written: nothing but zeros, which PMDK calls consistent. */
 	if (btt_absent(pbp)) {
 		pool_free(pbp);
+		errno = 0;
 		return 1;
 	}
 	if (pool_btt(pbp, false)) {
@@ -522,8 +560,11 @@ int pmemblk_check(const char *path, size_t bsize)
 		return 0;
 	}
 	ret = ntm_btt_check(pbp->btt);
-	if (ret)
-		blk_error(-ret, "%s", ntm_errmsg());
 	pool_free(pbp);
-	return ret ? 0 : 1;
+	if (ret) {
+		blk_error(-ret, "%s", ntm_errmsg());
+		return 0;
+	}
+	errno = 0;
+	return 1;
 }
