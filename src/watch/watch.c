@@ -899,9 +899,13 @@ void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
 
 /* --- mappings ------------------------------------------------------------- */
 
-/* Judge and drop the page records of [a, e). Lock held. */
-static void judge_range(uintptr_t a, uintptr_t e, struct bad_list *bl,
-			struct wpage **gone)
+/*
+ * Take the page records of [a, e) out of the lists. With @bl, each is
+ * judged into it and put on @gone, to be freed after the report (which
+ * reads its frames); without, each is freed unjudged. Lock held.
+ */
+static void drop_records(uintptr_t a, uintptr_t e, struct bad_list *bl,
+			 struct wpage **gone)
 {
 	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++) {
 		struct wpage *wp, *next;
@@ -910,10 +914,13 @@ static void judge_range(uintptr_t a, uintptr_t e, struct bad_list *bl,
 			next = wp->next;
 			if (wp->addr < a || wp->addr >= e)
 				continue;
-			page_judge(wp, bl);
 			list_del(wp);
 			*slot_of(wp->range, wp->addr) = NULL;
-			/* Freed after the report: the report reads its frames. */
+			if (!bl) {
+				page_free(wp);
+				continue;
+			}
+			page_judge(wp, bl);
 			wp->next = *gone;
 			*gone = wp;
 		}
@@ -1011,23 +1018,6 @@ static void note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
 	wrec_emit(&w, report_fd);
 }
 
-/* Drop the records of [a, e) unjudged. Lock held. */
-static void drop_records(uintptr_t a, uintptr_t e)
-{
-	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++) {
-		struct wpage *wp, *next;
-
-		for (wp = lists[l]; wp; wp = next) {
-			next = wp->next;
-			if (wp->addr < a || wp->addr >= e)
-				continue;
-			list_del(wp);
-			*slot_of(wp->range, wp->addr) = NULL;
-			page_free(wp);
-		}
-	}
-}
-
 /*
  * Take [a, e) out of the watched ranges: trim, split or drop the ranges it
  * covers. Its pages hold no records any more. Lock held.
@@ -1058,7 +1048,7 @@ static void ranges_cut(uintptr_t a, uintptr_t e)
 				/* Not watched, but as the program wants it. */
 				note_unwatched(r, e, r->end, nranges < MAX_RANGES ?
 					       "no memory" : "too many mappings");
-				drop_records(e, r->end);
+				drop_records(e, r->end, NULL, NULL);
 				restore_prot(r, e, r->end);
 			}
 			r->end = a;	/* the table keeps its size: unmapped whole */
@@ -1097,7 +1087,7 @@ static void unwatch(uintptr_t a, uintptr_t e, const char *when,
 	struct bad_list bl = { 0 };
 	struct wpage *gone = NULL;
 
-	judge_range(a, e, &bl, &gone);
+	drop_records(a, e, &bl, &gone);
 	if (bl.n)
 		report_all(&bl, when, end);
 	free_list(gone);
@@ -1111,7 +1101,7 @@ static void unwatch(uintptr_t a, uintptr_t e, const char *when,
  */
 static void forget(uintptr_t a, uintptr_t e, const char *why)
 {
-	drop_records(a, e);
+	drop_records(a, e, NULL, NULL);
 	for (unsigned i = 0; i < nranges; i++) {
 		const struct wrange *r = ranges[i];
 
@@ -1635,7 +1625,7 @@ static void unwatch_for_remap(uintptr_t a, uintptr_t e, const struct point *end)
 	struct bad_list bl = { 0 };
 	struct wpage *gone = NULL;
 
-	judge_range(a, e, &bl, &gone);
+	drop_records(a, e, &bl, &gone);
 	if (bl.n)
 		report_all(&bl, "unmap", end);
 	free_list(gone);
@@ -1901,7 +1891,7 @@ static void judge_end(const char *point, const char *how, int status, int sig)
 	if (!inside) {
 		inside = 1;
 		lock();
-		judge_range(0, UINTPTR_MAX, &bl, &gone);
+		drop_records(0, UINTPTR_MAX, &bl, &gone);
 		if (bl.n)
 			report_all(&bl, "exit", &end);
 		free_list(gone);
