@@ -14,14 +14,26 @@
  *                                whole namespace through ntm_blk_open(),
  *                                one sector written and read back after
  *                                the BTT is closed and opened again
+ *   kernel_ns_probe badblocks PATH   ntm_blk_open()'s bad-sector list of
+ *                                PATH and how a read of its first 4 KiB
+ *                                ends (ntm_blk_read(): "ok" or "eio")
+ *   kernel_ns_probe fiemap PATH  where PATH's first byte is on its block
+ *                                device (FIEMAP), in bytes: for a check
+ *                                to mark that sector bad under the file
  *
  * Exit status 0, or 1 with the library's message on standard error. It
  * overwrites what it is pointed at: only for scratch namespaces.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <ntmem.h>
 
@@ -139,16 +151,80 @@ static int btt(const char *path, unsigned sector)
 	return 0;
 }
 
+static int badblocks(const char *path)
+{
+	static unsigned char buf[4096];
+	struct ntm_blk_config c = { .sector_size = 512 };
+	struct ntm_badblock bb[16];
+	struct ntm_blk *blk;
+	struct ntm_ns *ns;
+	size_t nbb;
+	ssize_t n;
+	int ret = ntm_ns_open(&ns, path, 0);
+
+	if (ret)
+		return fail("open", ret);
+	ret = ntm_blk_open(&blk, ns, &c);
+	if (ret) {
+		ntm_ns_close(ns);
+		return fail("ntm_blk_open", ret);
+	}
+	nbb = ntm_blk_badblocks(blk, bb, sizeof(bb) / sizeof(*bb));
+	printf("path=%s badblocks=", path);
+	for (size_t i = 0; i < nbb && i < sizeof(bb) / sizeof(*bb); i++)
+		printf("%s%llu+%llu", i ? "," : "", (unsigned long long)bb[i].sector,
+		       (unsigned long long)bb[i].count);
+	n = ntm_blk_read(blk, buf, sizeof(buf), 0);
+	printf("%s read=%s\n", nbb ? "" : "none", n == (ssize_t)sizeof(buf) ? "ok"
+	       : n == -EIO ? "eio" : "error");
+	if (n < 0 && n != -EIO)
+		fprintf(stderr, "kernel_ns_probe: read: %s\n", ntm_errmsg());
+	ntm_blk_close(blk);
+	ntm_ns_close(ns);
+	return 0;
+}
+
+static int fiemap(const char *path)
+{
+	union {
+		struct fiemap map;
+		char room[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+	} u = { .map = { .fm_length = ~0ull, .fm_flags = FIEMAP_FLAG_SYNC,
+			 .fm_extent_count = 1 } };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0 || ioctl(fd, FS_IOC_FIEMAP, &u.map)) {
+		fprintf(stderr, "kernel_ns_probe: fiemap %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	close(fd);
+	ret = u.map.fm_mapped_extents == 1 && u.map.fm_extents[0].fe_logical == 0;
+	if (!ret) {
+		fprintf(stderr, "kernel_ns_probe: fiemap %s: no extent at offset 0\n", path);
+		return 1;
+	}
+	printf("path=%s physical=%llu length=%llu\n", path,
+	       (unsigned long long)u.map.fm_extents[0].fe_physical,
+	       (unsigned long long)u.map.fm_extents[0].fe_length);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return info(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "write"))
 		return write_back(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "badblocks"))
+		return badblocks(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "fiemap"))
+		return fiemap(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "btt") &&
 	    (!strcmp(argv[3], "512") || !strcmp(argv[3], "4096")))
 		return btt(argv[2], (unsigned)atoi(argv[3]));
-	fprintf(stderr, "usage: kernel_ns_probe info|write PATH\n"
+	fprintf(stderr, "usage: kernel_ns_probe info|write|badblocks|fiemap PATH\n"
 			"       kernel_ns_probe btt PATH 512|4096\n");
 	return 2;
 }

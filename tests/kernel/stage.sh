@@ -104,6 +104,17 @@ check_words() {
 	fi
 }
 
+# check_fails WHAT TEXT CMD...: CMD fails, with TEXT on its standard error.
+check_fails() {
+	what=$1 text=$2
+	shift 2
+	run "$@"
+	st=$?
+	[ "$st" -ne 0 ] && grep -qF -- "$text" "$err"
+	result $? "$what"
+	show "$err" 3
+}
+
 # skip WHAT WHY: a check that cannot run here (TAP SKIP, counts as passed).
 skip() {
 	n=$((n + 1)) passed=$((passed + 1))
@@ -195,6 +206,56 @@ mkfs_ext4() {
 	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=1,lazy_journal_init=1 "$1"
 }
 
+# The kernel's memmap_init_zone_device lines so far (init.sh turned them on).
+MEMMAP_LINE="memmap_init_zone_device initialised"
+memmap_lines() { dmesg | grep -c "$MEMMAP_LINE"; }
+
+# memmap_seed WHAT SEEN TARGET: the seeds' experiment on one namespace:
+# the kernel's memmap_init_zone_device line for it (the first after SEEN
+# lines) beside ntmem bench memmap --device TARGET (the namespace's devdax
+# device, or a file on its file system). Under TCG neither time is
+# performance; the point is that both ran on the same real namespace.
+# $mm_kernel and $mm_ntmem are then the two page counts, and
+# /tmp/memmap.out the bench's output.
+memmap_seed() {
+	kline=$(dmesg | grep "$MEMMAP_LINE" | tail -n +"$(($2 + 1))" | head -n 1)
+	kline=${kline#*] }
+	run "$NTMEM" bench memmap --device "$3" --layout 64 --strategy fixed --runs 1 --no-pmdk
+	st=$?
+	nline=$(grep "^$MEMMAP_LINE" "$out" | head -n 1)
+	[ "$st" -eq 0 ] && [ -n "$kline" ] && [ -n "$nline" ]
+	result $? "$1: the kernel's memmap init line and ntmem bench memmap --device on it"
+	echo "# kernel (this namespace): ${kline:-no line in dmesg}"
+	echo "# ntmem ($3): ${nline:-none}"
+	echo "# (under TCG the times are not performance: both ran on this namespace)"
+	[ "$st" -eq 0 ] || { echo "# exit $st"; show "$err"; }
+	mm_kernel=$(echo "$kline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
+	mm_ntmem=$(echo "$nline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
+	cp "$out" /tmp/memmap.out
+}
+
+# bad_sector_checks: a page marked bad in the block device's list
+# (/sys/block/pmemN/badblocks takes "SECTOR COUNT", in 512-byte sectors)
+# under the first page of a file on the DAX file system mounted on $MNT,
+# whose device is $pmem. Nothing clears it (that needs the platform): the
+# namespace is not used as a block device again.
+bad_sector_checks() {
+	f=$MNT/bad
+	dd if=/dev/zero of="$f" bs=1M count=2 conv=fsync 2>/dev/null
+	check_words "$1: FIEMAP says where the file is" "physical" "$PROBE" fiemap "$f" ||
+		return
+	sector=$(($(sed -n 's/.* physical=\([0-9]*\) .*/\1/p' "$out") / 512))
+	check "$1: sectors $sector+8 marked bad in ${pmem#/dev/}'s list" \
+		sh -c "echo '$sector 8' >/sys/block/${pmem#/dev/}/badblocks"
+	check_fails "$1: read(2) of the file's first page is EIO" "Input/output error" \
+		dd if="$f" of=/dev/null bs=4096 count=1
+	check_words "$1: ntm_blk_read of that page is EIO, not SIGBUS" "read=eio" \
+		"$PROBE" badblocks "$f"
+	todo "defect: ntm_blk_badblocks() does not map the device's list to the file (FIEMAP)"
+	check_words "$1: ntm_blk_badblocks lists the file's bad sectors" "badblocks=0+8" \
+		"$PROBE" badblocks "$f"
+}
+
 mounted() {
 	check "mount -t $1 -o $2 $3" mount -t "$1" -o "$2" "$3" "$MNT"
 }
@@ -227,11 +288,13 @@ check_words "ntmem info names the virtio-pmem bus of $virtio_region" "virtio-pme
 
 # --- NVDIMM, fsdax: ext4 -o dax, ext4 -o dax=never, xfs -o dax ----------
 
+seen=$(memmap_lines)
 if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; then
 	pmem=$dev
 	check "mkfs.ext4 $pmem" mkfs_ext4 "$pmem"
 	if mounted ext4 dax "$pmem"; then
 		fs_checks ext4 dax fsdax
+		memmap_seed "fsdax map=dev" "$seen" "$MNT/ns"
 		check "ext4 dax: ntmem blk create --btt on a file" \
 			"$NTMEM" blk create "$MNT/blk" --size 64m --btt
 		check "ext4 dax: ntmem blk check of that BTT" "$NTMEM" blk check "$MNT/blk"
@@ -247,14 +310,29 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; 
 	check "mkfs.xfs $pmem" mkfs.xfs -q -f -m reflink=0 "$pmem"
 	if mounted xfs dax "$pmem"; then
 		fs_checks xfs dax fsdax
+		bad_sector_checks "xfs dax"
 		umount "$MNT"
 	fi
 fi
 
 # --- NVDIMM, devdax 2M and 4K ---------------------------------------------
 
+seen=$(memmap_lines)
 if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M; then
 	dax=$dev
+	memmap_seed "devdax 2M" "$seen" "$dax"
+	# The kernel's memmap (in the namespace's reserved room, before the
+	# device's first byte) has a descriptor for every 4 KiB page of the
+	# device; ntmem's map=dev memmap is stored on the device itself, so
+	# it describes the pages after its own.
+	dax_pages=$(($(cat "/sys/bus/dax/devices/${dax#/dev/}/size") / 4096))
+	[ "${mm_kernel:-0}" -eq "$dax_pages" ] && [ "${mm_ntmem:-0}" -gt 0 ] &&
+		[ "$mm_ntmem" -lt "$dax_pages" ]
+	result $? "devdax 2M: the kernel's memmap covers the device's $dax_pages pages, ntmem's those after its own"
+	echo "# kernel ${mm_kernel:-?} pages, ntmem ${mm_ntmem:-?} (its memmap takes $((dax_pages - ${mm_ntmem:-0})) pages of the device)"
+	todo "defect: ntmem bench memmap --device labels a devdax device fsdax"
+	check_words "devdax 2M: ntmem bench memmap --device labels the run devdax" \
+		"devdax" grep "^devdax\|^fsdax" /tmp/memmap.out
 	check_words "devdax 2M: ntm_ns_open says devdax, cpu-durable, 2 MiB aligned" \
 		"kind=devdax cpu_durable=1 align=2097152" "$PROBE" info "$dax"
 	check "devdax 2M: a pattern persisted and read back" "$PROBE" write "$dax"
