@@ -20,6 +20,17 @@
  *   kernel_ns_probe fiemap PATH  where PATH's first byte is on its block
  *                                device (FIEMAP), in bytes: for a check
  *                                to mark that sector bad under the file
+ *   kernel_ns_probe pattern N SEED    N bytes of the probe's pattern, on
+ *                                standard output (for dd to a device)
+ *   kernel_ns_probe btt-write DEV OFF LBASIZE LBA SEED
+ *   kernel_ns_probe btt-read DEV OFF LBASIZE LBA SEED
+ *                                ntm_btt_open() at byte OFF of the raw
+ *                                block device DEV (mapped through its
+ *                                page cache, persisted with msync): lay
+ *                                out a BTT and write the pattern to LBA,
+ *                                or open the BTT there and compare LBA
+ *                                with the pattern (exit 3 when it
+ *                                differs: wrong data read with success)
  *
  * Exit status 0, or 1 with the library's message on standard error. It
  * overwrites what it is pointed at: only for scratch namespaces.
@@ -33,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <ntmem.h>
@@ -211,6 +223,107 @@ static int fiemap(const char *path)
 	return 0;
 }
 
+static int pattern_out(unsigned long long n, unsigned seed)
+{
+	static unsigned char buf[4096];
+
+	while (n) {
+		size_t len = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+
+		pattern(buf, len, seed);
+		if (fwrite(buf, 1, len, stdout) != len)
+			return 1;
+		n -= len;
+		seed += (unsigned)len * 131u;	/* the next chunk continues it */
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* ntm_btt_config.persist for a mapping of a block device's page cache. */
+static int msync_range(void *arg, const void *p, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(page - 1);
+
+	(void)arg;
+	return msync((void *)start, (uintptr_t)p + n - start, MS_SYNC) ? -errno : 0;
+}
+
+/* A raw block device mapped whole: 0, or 1 with a message. */
+static int map_device(const char *dev, unsigned char **base, uint64_t *size)
+{
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, BLKGETSIZE64, size)) {
+		fprintf(stderr, "kernel_ns_probe: %s: %s\n", dev, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	*base = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (*base == MAP_FAILED) {
+		fprintf(stderr, "kernel_ns_probe: mmap %s: %s\n", dev, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
+		   uint64_t lba, unsigned seed)
+{
+	static unsigned char want[4096], got[4096];
+	struct ntm_btt_config c = {
+		.lbasize = lbasize, .persist = msync_range,
+		.flags = write ? NTM_BTT_CREATE : 0,
+	};
+	struct ntm_btt *btt;
+	unsigned char *base;
+	uint64_t size;
+	unsigned lane;
+	int ret, status = 0;
+
+	if (map_device(dev, &base, &size))
+		return 1;
+	if (off >= size) {
+		fprintf(stderr, "kernel_ns_probe: %s: offset past the end\n", dev);
+		munmap(base, size);
+		return 1;
+	}
+	ret = ntm_btt_open(&btt, base + off, size - off, &c);
+	if (ret) {
+		munmap(base, size);
+		return fail(write ? "lay out a BTT" : "open the BTT", ret);
+	}
+	pattern(want, lbasize, seed);
+	lane = ntm_btt_lane_get(btt);
+	if (write)
+		ret = ntm_btt_write(btt, lane, lba, want);
+	else
+		ret = ntm_btt_read(btt, lane, lba, got);
+	ntm_btt_lane_put(btt, lane);
+	printf("dev=%s btt_offset=%llu lbasize=%u nlba=%llu readonly=%d lba=%llu",
+	       dev, (unsigned long long)off, ntm_btt_lbasize(btt),
+	       (unsigned long long)ntm_btt_nlba(btt), ntm_btt_readonly(btt),
+	       (unsigned long long)lba);
+	if (ret) {
+		printf(" status=%d\n", ret);
+		fprintf(stderr, "kernel_ns_probe: %s LBA %llu: %s (%s)\n",
+			write ? "write" : "read", (unsigned long long)lba, ntm_errmsg(),
+			strerror(-ret));
+		status = 1;
+	} else if (write) {
+		printf(" written=1\n");
+	} else {
+		ret = memcmp(got, want, lbasize) == 0;
+		printf(" read_back=%d\n", ret);
+		status = ret ? 0 : 3;
+	}
+	ntm_btt_close(btt);
+	munmap(base, size);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "info"))
@@ -221,10 +334,20 @@ int main(int argc, char **argv)
 		return badblocks(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "fiemap"))
 		return fiemap(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "pattern"))
+		return pattern_out(strtoull(argv[2], NULL, 10),
+				   (unsigned)strtoul(argv[3], NULL, 10));
+	if (argc == 7 && (!strcmp(argv[1], "btt-write") || !strcmp(argv[1], "btt-read")))
+		return btt_raw(argv[1][4] == 'w', argv[2], strtoull(argv[3], NULL, 10),
+			       (uint32_t)strtoul(argv[4], NULL, 10),
+			       strtoull(argv[5], NULL, 10),
+			       (unsigned)strtoul(argv[6], NULL, 10));
 	if (argc == 4 && !strcmp(argv[1], "btt") &&
 	    (!strcmp(argv[3], "512") || !strcmp(argv[3], "4096")))
 		return btt(argv[2], (unsigned)atoi(argv[3]));
 	fprintf(stderr, "usage: kernel_ns_probe info|write|badblocks|fiemap PATH\n"
-			"       kernel_ns_probe btt PATH 512|4096\n");
+			"       kernel_ns_probe btt PATH 512|4096\n"
+			"       kernel_ns_probe pattern BYTES SEED\n"
+			"       kernel_ns_probe btt-write|btt-read DEV OFFSET LBASIZE LBA SEED\n");
 	return 2;
 }
