@@ -21,7 +21,12 @@
 #     sizes, flags) are those PMDK writes for the same geometry;
 #   - pmemblk_check() on both libraries: 1 on a good pool, then 0 on a pool
 #     whose BTT map has two blocks mapped to one (ntmem and PMDK agree),
-#     and -1 (a header checksum error) after a pool header byte changes.
+#     and -1 (a header checksum error) after a pool header byte changes;
+#   - pool sets of three parts (one not whole pages), on the disk: each
+#     library's set is read and written by the other (every 61st block,
+#     the others read as zeros: each write ends in msync()), both give the
+#     same block count, and
+#     pmempool info and check accept ntmem's set.
 # Exit 0 pass, 1 fail, 77 skip (no Debian libpmemblk or pmempool).
 set -u
 if [ $# -ne 2 ]; then
@@ -163,5 +168,42 @@ printf 'X' | dd of="$a" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect 4 "check: ntmem's pmemblk_check on a bad header checksum is -1" N check "$a"
 err_names "checksum" "check: the message names the checksum"
 expect 4 "check: PMDK's pmemblk_check on it is -1" P check "$a"
+
+# --- pool sets: three parts, on the disk (PMDK allocates every part) ------
+
+sets=$(mktemp -d /tmp/ntmem-pmemblk-set-XXXXXX) || exit 1
+trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$sets"' EXIT
+for who in ntmem pmdk; do
+	printf 'PMEMPOOLSET\n# three parts\n20M %s\n8M %s\n16781313 %s\n' \
+		"$sets/$who.0" "$sets/$who.1" "$sets/$who.2" >"$sets/$who.set"
+done
+expect 0 "set: ntmem creates" N create "$sets/ntmem.set" 512 0
+n_ntm=$(awk '{ print $4 }' "$out")
+expect 0 "set: PMDK creates" P create "$sets/pmdk.set" 512 0
+n_pmdk=$(awk '{ print $4 }' "$out")
+if [ -n "$n_ntm" ] && [ "$n_ntm" = "$n_pmdk" ]; then
+	ok "set: both have $n_ntm blocks"
+else
+	bad "set: ntmem has '$n_ntm' blocks, PMDK '$n_pmdk'"
+fi
+a=$sets/ntmem.set b=$sets/pmdk.set
+run "set: ntmem writes its set" N write "$a" 31 61
+run "set: PMDK reads it" P verify "$a" 31 61 0
+run "set: PMDK rewrites those blocks" P write "$a" 32 61
+run "set: ntmem reads them" N verify "$a" 32 61 0
+run "set: ntmem reads PMDK's fresh set: zeros" N verify "$b" 0 1 0
+run "set: ntmem writes PMDK's set" N write "$b" 33 61
+run "set: PMDK reads it" P verify "$b" 33 61 0
+expect 0 "set: ntmem's pmemblk_check" N check "$a"
+expect 0 "set: PMDK's pmemblk_check on ntmem's set" P check "$a"
+if [ -n "$pmempool" ]; then
+	expect 0 "set: pmempool info on ntmem's set" PP info "$a"
+	if grep -q "3 part(s)" "$out" && grep -q "Block size *: 512\$" "$out"
+	then ok "set: pmempool info: 3 parts, block size 512"
+	else bad "set: pmempool info"; sed 's/^/# /' "$out"; fi
+	expect 0 "set: pmempool check on ntmem's set" PP check -v "$a"
+	if grep -q ": consistent" "$out"; then ok "set: pmempool check: consistent"
+	else bad "set: pmempool check does not say consistent"; sed 's/^/# /' "$out"; fi
+fi
 
 exit $fail

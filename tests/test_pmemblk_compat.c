@@ -114,6 +114,10 @@ enum prep {
 				 * written, then its last prep_off bytes cut
 				 * off (ftruncate) */
 	P_POOLSET,		/* a pool set file naming one 20 MiB part */
+	P_POOLSET_POOL,		/* that, and the pool created in it */
+	P_SET,			/* the pool set file r->set (each %s: path) */
+	P_SET_POOL,		/* that, and the pool created in it, then
+				 * part 1 cut to prep_size when not 0 */
 	P_DIR,			/* a directory */
 };
 
@@ -156,6 +160,7 @@ struct row {
 	bool lba_from_end;
 	const char *ctl;
 	bool ctl_null_arg;
+	const char *set;	/* P_SET's file: every %s is the row's path */
 	unsigned major, minor;
 	enum fault fault;
 	long ret;		/* 0/1 as returned; pointers: 0 NULL, 1 not */
@@ -296,10 +301,76 @@ static const struct row rows[] = {
 	{ "create_fallocate_off_fails", OP_CREATE, P_NONE, .bsize = BSIZE,
 	  .poolsize = POOL, .mode = 0600, .fault = F_FSIZE_NOFALLOC,
 	  .err = EFBIG, .word = "File too large", .after = A_NO_FILE },
+	/* --- pool sets: parts named path.0, path.1 (SET2) ------------------ */
+#define SET2 "PMEMPOOLSET\n20M %s.0\n8M %s.1\n"
 	{ "create_poolset", OP_CREATE, P_POOLSET, .bsize = BSIZE,
-	  .poolsize = 0, .mode = 0600, .err = ENOTSUP, .word = "pool set",
+	  .poolsize = 0, .mode = 0600, .ret = 1, .nblock = 40315,
+	  .after = A_ANY },
+	{ "create_poolset_two_parts", OP_CREATE, P_SET, .set = SET2,
+	  .bsize = BSIZE, .mode = 0600, .ret = 1, .nblock = 56564,
+	  .after = A_ANY },
+	{ "create_poolset_unaligned_parts", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20000001 %s.0\n8388609 %s.1\n",
+	  .bsize = BSIZE, .mode = 0600, .ret = 1, .nblock = 54674,
+	  .after = A_ANY },
+	{ "create_poolset_comments", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n# parts\n\n20M %s.0 # first\n8M\t%s.1\n",
+	  .bsize = 4096, .mode = 0600, .ret = 1, .after = A_ANY },
+	{ "create_poolset_exists", OP_CREATE, P_SET_POOL, .set = SET2,
+	  .bsize = BSIZE, .mode = 0600, .err = EEXIST, .word = "Non-empty",
+	  .after = A_SAME },
+	{ "create_poolset_replica", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20M %s.0\nREPLICA\n20M %s.1\n",
+	  .bsize = BSIZE, .mode = 0600, .err = ENOTSUP,
+	  .word = "replication not supported", .after = A_SAME },
+	{ "create_poolset_first_line", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSETX\n20M %s.0\n", .bsize = BSIZE, .mode = 0600,
+	  .err = EINVAL, .word = "[the first line must be exactly "
+				 "'PMEMPOOLSET':1]", .after = A_SAME },
+	{ "create_poolset_relative_path", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20M part0\n", .bsize = BSIZE, .mode = 0600,
+	  .err = EINVAL, .word = "[incorrect path (must be an absolute "
+				 "one):2]", .after = A_SAME },
+	{ "create_poolset_bad_size", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n# a part\n20X %s.0\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EINVAL, .word = "[incorrect format of size:3]",
+	  .after = A_SAME },
+	{ "create_poolset_extra_token", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20M %s.0 more\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EINVAL,
+	  .word = "[invalid token found in the current line:2]",
+	  .after = A_SAME },
+	{ "create_poolset_no_parts", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n# nothing\n", .bsize = BSIZE, .mode = 0600,
+	  .err = EINVAL, .word = "[no pool set parts:3]", .after = A_SAME },
+	{ "create_poolset_unknown_option", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\nOPTION FAST\n20M %s.0\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EINVAL, .word = "[unknown option:2]",
+	  .after = A_SAME },
+	{ "create_poolset_nohdrs", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\nOPTION NOHDRS\n20M %s.0\n8M %s.1\n",
+	  .bsize = BSIZE, .mode = 0600, .err = EINVAL, .word = "NOHDRS",
+	  .after = A_SAME },
+	{ "create_poolset_singlehdr", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\nOPTION SINGLEHDR\n20M %s.0\n8M %s.1\n",
+	  .bsize = BSIZE, .mode = 0600, .err = ENOTSUP, .word = "SINGLEHDR",
 	  .after = A_SAME,
-	  .ntmem_differs = "PMDK creates the pool in the set's part files" },
+	  .ntmem_differs = "PMDK makes a pool with one header, in part 0" },
+	{ "create_poolset_part_too_small", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20M %s.0\n1M %s.1\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EINVAL,
+	  .word = "size 1048576 smaller than 2097152", .after = A_SAME },
+	{ "create_poolset_pool_too_small", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n8M %s.0\n4M %s.1\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EINVAL,
+	  .word = "reservation pool size 12578816 smaller than 16785408",
+	  .after = A_SAME },
+	{ "create_poolset_part_twice", OP_CREATE, P_SET,
+	  .set = "PMEMPOOLSET\n20M %s.0\n8M %s.0\n", .bsize = BSIZE,
+	  .mode = 0600, .err = EAGAIN, .word = "flock", .after = A_SAME },
+	{ "create_poolset_bsize_too_big", OP_CREATE, P_SET, .set = SET2,
+	  .bsize = 131072, .mode = 0600, .err = EINVAL,
+	  .word = "pool initialization failed", .after = A_SAME },
 
 	/* --- pmemblk_open -------------------------------------------------- */
 	{ "open_bsize_0", OP_OPEN, P_POOL, .bsize = 0, .ret = 1,
@@ -333,9 +404,22 @@ static const struct row rows[] = {
 	  .ret = 1, .nblock = 40315, .after = A_ANY },
 	{ "open_cut_4097", OP_OPEN, P_POOL_CUT, .prep_off = 4097, .bsize = 0,
 	  .err = EINVAL, .after = A_SAME },
-	{ "open_poolset", OP_OPEN, P_POOLSET, .bsize = 0, .err = ENOTSUP,
-	  .word = "pool set", .after = A_SAME,
-	  .ntmem_differs = "PMDK opens the pool in the set's part files" },
+	{ "open_poolset", OP_OPEN, P_POOLSET_POOL, .bsize = 0, .ret = 1,
+	  .nblock = 40315, .after = A_ANY },
+	{ "open_poolset_two_parts", OP_OPEN, P_SET_POOL, .set = SET2,
+	  .bsize = BSIZE, .ret = 1, .nblock = 56564, .after = A_ANY },
+	{ "open_poolset_bsize_other", OP_OPEN, P_SET_POOL, .set = SET2,
+	  .bsize = 4096, .err = EINVAL, .word = "bsize", .after = A_SAME },
+	{ "open_poolset_twice", OP_OPEN_TWICE, P_SET_POOL, .set = SET2,
+	  .bsize = 0, .err = EAGAIN, .word = "flock", .after = A_ANY },
+	{ "open_poolset_missing_part", OP_OPEN, P_POOLSET, .bsize = 0,
+	  .err = ENOENT, .word = "No such file", .after = A_SAME },
+	{ "open_poolset_part_resized", OP_OPEN, P_SET_POOL, .set = SET2,
+	  .prep_size = 9 * MiB, .bsize = 0, .err = EINVAL,
+	  .word = "file size does not match config", .after = A_SAME },
+	{ "open_poolset_part_alone", OP_OPEN, P_SET_POOL, .set = SET2,
+	  .path = "open_poolset_part_alone.0", .bsize = 0, .err = EINVAL,
+	  .after = A_SAME },
 
 	/* --- pmemblk_check ------------------------------------------------- */
 	{ "check", OP_CHECK, P_POOL, .bsize = 0, .ret = 1, .after = A_SAME },
@@ -355,9 +439,8 @@ static const struct row rows[] = {
 	  .after = A_SAME,
 	  .ntmem_differs = "PMDK returns 1: it never reads the BTT's backup "
 			   "info block" },
-	{ "check_poolset", OP_CHECK, P_POOLSET, .bsize = 0, .ret = -1,
-	  .err = ENOTSUP, .word = "pool set", .after = A_SAME,
-	  .ntmem_differs = "PMDK checks the pool in the set's part files" },
+	{ "check_poolset", OP_CHECK, P_SET_POOL, .set = SET2, .bsize = 0,
+	  .ret = 1, .after = A_ANY },
 
 	/* --- block I/O on a 20 MiB pool of 512-byte blocks ------------------ */
 	{ "read_0", OP_READ, P_POOL, .lba = 0, .ret = 0 },
@@ -485,6 +568,16 @@ static void make_pool(const char *path)
 	pmemblk_close(p);
 }
 
+/* A pool in the pool set file at @path (its parts made by the library). */
+static void make_set_pool(const char *path)
+{
+	PMEMblkpool *p = pmemblk_create(path, BSIZE, 0, 0600);
+
+	if (!p)
+		fail_msg("pmemblk_create %s: %s", path, pmemblk_errormsg());
+	pmemblk_close(p);
+}
+
 /* What P_POOL_CUT writes to a block: from its number. */
 static unsigned char cut_pattern(long long lba)
 {
@@ -561,11 +654,33 @@ static void prepare(const struct row *r, const char *path)
 	case P_POOL_CUT:
 		make_cut_pool(path, r->prep_off);
 		break;
-	case P_POOLSET: {
+	case P_POOLSET:
+	case P_POOLSET_POOL: {
 		int n = snprintf(set, sizeof(set), "PMEMPOOLSET\n20M %s.part0\n",
 				 path);
 
 		write_file(path, set, (size_t)n);
+		if (r->prep == P_POOLSET_POOL)
+			make_set_pool(path);
+		break;
+	}
+	case P_SET:
+	case P_SET_POOL: {
+		char base[PATH_MAX];
+		int n;
+
+		/* The set is the row's, whatever path the call is given. */
+		snprintf(base, sizeof(base), "%s/%s", dir, r->name);
+		n = snprintf(set, sizeof(set), r->set, base, base, base);
+		write_file(base, set, (size_t)n);
+		if (r->prep == P_SET_POOL)
+			make_set_pool(base);
+		if (r->prep == P_SET_POOL && r->prep_size) {
+			char part[PATH_MAX + 2];
+
+			snprintf(part, sizeof(part), "%s.1", base);
+			assert_int_equal(truncate(part, (off_t)r->prep_size), 0);
+		}
 		break;
 	}
 	case P_DIR:
@@ -604,6 +719,16 @@ static void check_after(const struct row *r, const char *path,
 	struct stat st;
 	unsigned char *now;
 	size_t n = 0;
+
+	/* A pool set create that failed leaves none of its parts. */
+	for (int k = 0; r->prep == P_SET && r->op == OP_CREATE && !r->ret &&
+			k < 2; k++) {
+		char part[PATH_MAX];
+
+		snprintf(part, sizeof(part), "%s/%s.%d", dir, r->name, k);
+		if (lstat(part, &st) == 0)
+			fail_msg("%s: part %s is left", r->name, part);
+	}
 
 	switch (r->after) {
 	case A_ANY:

@@ -10,6 +10,9 @@
  *         in the rest of this page, never read back
  *   8192  the BTT, to the end of the file (its parent UUID is the
  *         header's poolset_uuid)
+ *
+ * A pool set (poolset.c) is the same pool over several part files, each
+ * with a pool header of its own, mapped as one range.
  */
 #ifndef NTMEM_COMPAT_LIBPMEMBLK_H
 #define NTMEM_COMPAT_LIBPMEMBLK_H
@@ -18,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ntmem/btt.h>
 
@@ -75,10 +79,11 @@ struct blk_desc {
 };
 
 struct pmemblk {
-	struct ntm_ns *ns;
-	unsigned char *base;	/* the whole file, mapped */
+	struct ntm_ns *ns;	/* NULL for a pool set */
+	unsigned char *base;	/* the whole file (or set), mapped */
 	size_t size;
-	int fd;			/* kept open: it holds the flock */
+	int fd;			/* kept open: it holds the flock (-1: set) */
+	bool set_mapped;	/* base is a pool set's parts (poolset.c) */
 	bool is_pmem;		/* persist by flush + drain, else msync */
 	bool rdonly;
 	uint32_t bsize;
@@ -102,5 +107,41 @@ extern int blk_ctl_verbose;
 uint64_t blk_fletcher64(const void *p, size_t len, size_t csum_off,
 			size_t end_off);
 uint64_t blk_alignment_desc(void);
+
+/* --- poolset.c --- */
+
+struct blk_part {
+	char *path;
+	size_t size;		/* as the set file says */
+	int fd;			/* open during one call only, else -1 */
+	bool made;		/* this call created the file */
+};
+
+struct blk_set {
+	char *path;		/* the set file */
+	unsigned nparts;
+	struct blk_part *part;
+};
+
+/*
+ * Parse the pool set file open on @fd; 0, or -1 with errno and a message
+ * naming @path and the line.
+ */
+int blk_set_parse(const char *path, int fd, struct blk_set **set);
+void blk_set_free(struct blk_set *set);
+/* The bytes of the pool: every part's whole pages less the headers. */
+size_t blk_set_size(const struct blk_set *set);
+/*
+ * Check the sizes, open and lock every part (@create: making the missing
+ * ones), map them as one range; the parts' descriptors stay open in @set
+ * until blk_set_close_parts(). NULL with errno and the message on failure
+ * (nothing left open or made).
+ */
+struct pmemblk *blk_set_map(struct blk_set *set, bool create, bool rdonly,
+			    mode_t mode);
+/* Close the parts' descriptors; @failed: remove the files this call made. */
+void blk_set_close_parts(struct blk_set *set, bool failed);
+/* Make [p, p + n) of a pool set's mapping durable (msync); 0 or -errno. */
+int blk_set_persist(const void *p, size_t n);
 
 #endif

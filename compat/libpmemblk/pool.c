@@ -16,6 +16,11 @@
  * file's, and the BTT gets the pages after the headers.
  *
  * As PMDK's, a successful create, open or check leaves errno 0.
+ *
+ * A pool set file (PMEMPOOLSET) names the pool's part files: poolset.c
+ * parses it and maps the parts as one range; the headers, the descriptor
+ * and the BTT are then what they are in a single file, and every part's
+ * header is written and checked here too.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -124,6 +130,8 @@ static int pool_persist(void *arg, const void *p, size_t n)
 		ntm_persist(p, n);
 		return 0;
 	}
+	if (pbp->set_mapped)
+		return blk_set_persist(p, n);
 	return ntm_ns_persist(pbp->ns, p, n);
 }
 
@@ -172,6 +180,9 @@ static void pool_free(struct pmemblk *pbp)
 	if (pbp->btt)
 		ntm_btt_close(pbp->btt);
 	ntm_ns_close(pbp->ns);
+	/* A set's parts: unmapping them drops their locks (poolset.c). */
+	if (pbp->set_mapped)
+		munmap(pbp->base, pbp->size);
 	if (pbp->fd >= 0)
 		close(pbp->fd);	/* drops the flock */
 	blk_free(pbp);
@@ -214,21 +225,14 @@ static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 }
 
 /*
- * Check the pool header and descriptor as PMDK's open does, in its order
- * (so its first complaint is ours). 0, or -1 with errno and the message.
+ * Check one part's pool header as PMDK's open does, in its order (so its
+ * first complaint is ours): @single, a file that must link only to
+ * itself. 0, or -1 with errno and the message.
  */
-static int hdr_check(struct pmemblk *pbp, size_t *bsize)
+static int hdr_check_part(const struct blk_pool_hdr *h, bool single)
 {
-	const struct blk_pool_hdr *h = (const void *)pbp->base;
-	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
 	uint32_t incompat = le32toh(h->incompat);
-	size_t hdr_bsize;
 
-	if (pbp->size < PMEMBLK_MIN_PART) {
-		blk_error(EINVAL, "size %zu smaller than %zu", pbp->size,
-			  PMEMBLK_MIN_PART);
-		return -1;
-	}
 	if (le32toh(h->major) == 0) {
 		blk_error(EINVAL, "invalid major version (0)");
 		return -1;
@@ -251,12 +255,17 @@ static int hdr_check(struct pmemblk *pbp, size_t *bsize)
 			  "features: %#x", incompat & ~BLK_FEAT_INCOMPAT_KNOWN);
 		return -1;
 	}
+	if (incompat & BLK_FEAT_SINGLEHDR) {
+		blk_error(ENOTSUP, "the pool has one header for all its parts "
+			  "(OPTION SINGLEHDR): not supported by ntmem's "
+			  "libpmemblk");
+		return -1;
+	}
 	/* A part of a multi-part pool set links to other files. */
-	if ((incompat & BLK_FEAT_SINGLEHDR) ||
-	    memcmp(h->next_part_uuid, h->uuid, 16) ||
-	    memcmp(h->prev_part_uuid, h->uuid, 16)) {
-		blk_error(ENOTSUP, "the file is a part of a pool set: pool sets "
-			  "are not supported by ntmem's libpmemblk");
+	if (single && (memcmp(h->next_part_uuid, h->uuid, 16) ||
+		       memcmp(h->prev_part_uuid, h->uuid, 16))) {
+		blk_error(EINVAL, "the file is a part of a pool set: open the "
+			  "pool set file");
 		return -1;
 	}
 	if (le64toh(h->alignment_desc) != blk_alignment_desc() ||
@@ -265,6 +274,27 @@ static int hdr_check(struct pmemblk *pbp, size_t *bsize)
 		blk_error(EINVAL, "wrong architecture flags");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Check the pool header and descriptor as PMDK's open does (a pool set's
+ * other parts are checked by set_open()). 0, or -1 with errno and the
+ * message.
+ */
+static int hdr_check(struct pmemblk *pbp, size_t *bsize)
+{
+	const struct blk_pool_hdr *h = (const void *)pbp->base;
+	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
+	size_t hdr_bsize;
+
+	if (pbp->size < PMEMBLK_MIN_PART) {
+		blk_error(EINVAL, "size %zu smaller than %zu", pbp->size,
+			  PMEMBLK_MIN_PART);
+		return -1;
+	}
+	if (hdr_check_part(h, !pbp->set_mapped))
+		return -1;
 	/* A feature this library cannot honour: PMDK opens it read-only. */
 	if (le32toh(h->ro_compat))
 		pbp->rdonly = true;
@@ -322,10 +352,237 @@ static int pool_btt(struct pmemblk *pbp, bool create)
 	return 0;
 }
 
+/*
+ * A pool header as PMDK writes it: of part @uuid of pool set @set_uuid,
+ * between parts @prev and @next (a single file: itself, both), in the
+ * replica whose first part is @repl.
+ */
+static void hdr_fill(struct blk_pool_hdr *h, const uint8_t set_uuid[16],
+		     const uint8_t uuid[16], const uint8_t prev[16],
+		     const uint8_t next[16], const uint8_t repl[16],
+		     uint64_t crtime)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->signature, BLK_SIG, sizeof(h->signature));
+	h->major = htole32(BLK_MAJOR);
+	h->compat = htole32(BLK_FEAT_CHECK_BAD_BLOCKS);
+	/* No SDS: its unsafe-shutdown count is PMDK's (libndctl) to keep. */
+	h->incompat = htole32(BLK_FEAT_CKSUM_2K);
+	memcpy(h->poolset_uuid, set_uuid, 16);
+	memcpy(h->uuid, uuid, 16);
+	memcpy(h->prev_part_uuid, prev, 16);
+	memcpy(h->next_part_uuid, next, 16);
+	memcpy(h->prev_repl_uuid, repl, 16);
+	memcpy(h->next_repl_uuid, repl, 16);
+	h->crtime = htole64(crtime);
+	h->alignment_desc = htole64(blk_alignment_desc());
+	h->machine_class = 2;
+	h->data = 1;
+	h->machine = htole16(elf_machine());
+	h->checksum = htole64(hdr_checksum(h));
+}
+
+static bool page_is_zero(const unsigned char *p)
+{
+	for (size_t i = 0; i < BLK_HDR_SIZE; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* pmemblk_create() of a pool set file (@fd, closed here): its parts. */
+static struct pmemblk *set_create(const char *path, int fd, size_t bsize,
+				  mode_t mode)
+{
+	unsigned char was[BLK_DATA_OFF], page[BLK_HDR_SIZE];
+	uint8_t set_uuid[16], (*uuid)[16] = NULL;
+	struct pmemblk *pbp = NULL;
+	struct blk_set *set;
+	struct blk_desc *d;
+	uint64_t crtime = (uint64_t)time(NULL);
+	int force = is_pmem_force(), oerrno;
+	unsigned n, i;
+
+	if (blk_set_parse(path, fd, &set)) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	n = set->nparts;
+	pbp = blk_set_map(set, true, false, mode);
+	if (!pbp)
+		goto out;
+	if (force >= 0)
+		pbp->is_pmem = force == 1;
+	/* As a single file: an existing part only while its header is zero. */
+	for (i = 0; i < n; i++) {
+		const unsigned char *hp = pbp->base;
+
+		if (i && pread(set->part[i].fd, page, sizeof(page), 0) !=
+				 (ssize_t)sizeof(page)) {
+			blk_error(EIO, "cannot read the header of \"%s\"",
+				  set->part[i].path);
+			goto fail;
+		}
+		if (i)
+			hp = page;
+		if (!page_is_zero(hp)) {
+			blk_error(EEXIST, "Non-empty file detected: %s",
+				  set->part[i].path);
+			goto fail;
+		}
+	}
+	uuid = n ? calloc(n, sizeof(*uuid)) : NULL;
+	if (!uuid) {
+		blk_error(ENOMEM, "cannot allocate the part UUIDs");
+		goto fail;
+	}
+	if (uuid_generate(set_uuid)) {
+		blk_error(errno, "cannot generate a UUID: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		if (uuid_generate(uuid[i])) {
+			blk_error(errno, "cannot generate a UUID: %s",
+				  strerror(errno));
+			goto fail;
+		}
+	}
+	/* The other parts' headers first: part 0's says the pool exists. */
+	for (i = 1; i < n; i++) {
+		struct blk_pool_hdr hb;
+
+		hdr_fill(&hb, set_uuid, uuid[i], uuid[(i + n - 1) % n],
+			 uuid[(i + 1) % n], uuid[0], crtime);
+		if (pwrite(set->part[i].fd, &hb, sizeof(hb), 0) !=
+			   (ssize_t)sizeof(hb) || fdatasync(set->part[i].fd)) {
+			blk_error(errno ? errno : EIO, "cannot write the header "
+				  "of \"%s\": %s", set->part[i].path,
+				  strerror(errno));
+			goto fail;
+		}
+	}
+	memcpy(was, pbp->base, sizeof(was));
+	hdr_fill((struct blk_pool_hdr *)pbp->base, set_uuid, uuid[0],
+		 uuid[n - 1], uuid[1 % n], uuid[0], crtime);
+	d = (void *)(pbp->base + BLK_DESC_OFF);
+	d->bsize = htole32((uint32_t)bsize);
+	d->is_zeroed = htole32(1);
+	for (i = 0; i < n; i++)
+		if (!set->part[i].made)
+			d->is_zeroed = htole32(0);	/* as PMDK: all new */
+	pbp->bsize = (uint32_t)bsize;
+	if (pool_persist(pbp, pbp->base, BLK_DATA_OFF) ||
+	    pool_btt(pbp, true)) {
+		oerrno = errno;
+		memcpy(pbp->base, was, sizeof(was));
+		pool_persist(pbp, pbp->base, sizeof(was));
+		memset(page, 0, sizeof(page));
+		for (i = 1; i < n; i++)
+			if (!set->part[i].made)
+				(void)!pwrite(set->part[i].fd, page,
+					      sizeof(page), 0);
+		blk_error(oerrno, "pool initialization failed");
+		goto fail;
+	}
+	blk_set_close_parts(set, false);
+	free(uuid);
+	blk_set_free(set);
+	errno = 0;
+	return pbp;
+fail:
+	oerrno = errno;
+	blk_set_close_parts(set, true);
+	pool_free(pbp);
+	pbp = NULL;
+	errno = oerrno;
+out:
+	free(uuid);
+	blk_set_free(set);
+	return pbp;
+}
+
+/*
+ * pmemblk_open() / pmemblk_check() of a pool set file (@fd, closed here):
+ * its parts mapped, every part's header checked, and each part the one
+ * its neighbours' headers name. Part 0's descriptor is hdr_check()'s.
+ */
+static struct pmemblk *set_open(const char *path, int fd, bool rdonly)
+{
+	struct blk_pool_hdr *hdrs = NULL;
+	struct pmemblk *pbp;
+	struct blk_set *set;
+	int force = is_pmem_force(), oerrno;
+	unsigned n;
+
+	if (blk_set_parse(path, fd, &set)) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	n = set->nparts;
+	pbp = blk_set_map(set, false, rdonly, 0);
+	if (!pbp)
+		goto out;
+	if (force >= 0)
+		pbp->is_pmem = force == 1;
+	hdrs = malloc(n * sizeof(*hdrs));
+	if (!hdrs) {
+		blk_error(ENOMEM, "cannot allocate the part headers");
+		goto fail;
+	}
+	memcpy(&hdrs[0], pbp->base, sizeof(*hdrs));
+	for (unsigned i = 1; i < n; i++) {
+		if (pread(set->part[i].fd, &hdrs[i], sizeof(*hdrs), 0) !=
+		    (ssize_t)sizeof(*hdrs)) {
+			blk_error(EIO, "cannot read the header of \"%s\"",
+				  set->part[i].path);
+			goto fail;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct blk_pool_hdr *h = &hdrs[i];
+
+		if (hdr_check_part(h, false)) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", pmemblk_errormsg());
+			blk_error(errno, "%s: %s", set->part[i].path, why);
+			goto fail;
+		}
+		if (memcmp(h->poolset_uuid, hdrs[0].poolset_uuid, 16) ||
+		    memcmp(h->prev_part_uuid, hdrs[(i + n - 1) % n].uuid, 16) ||
+		    memcmp(h->next_part_uuid, hdrs[(i + 1) % n].uuid, 16) ||
+		    memcmp(h->prev_repl_uuid, hdrs[0].uuid, 16) ||
+		    memcmp(h->next_repl_uuid, hdrs[0].uuid, 16)) {
+			blk_error(EINVAL, "%s: part %u of pool set %s is not "
+				  "the part its neighbours' headers name (a "
+				  "part of another pool, or the parts out of "
+				  "order)", set->part[i].path, i, path);
+			goto fail;
+		}
+	}
+	blk_set_close_parts(set, false);
+	free(hdrs);
+	blk_set_free(set);
+	return pbp;
+fail:
+	oerrno = errno;
+	blk_set_close_parts(set, false);
+	pool_free(pbp);
+	pbp = NULL;
+	errno = oerrno;
+out:
+	free(hdrs);
+	blk_set_free(set);
+	return pbp;
+}
+
 PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			    mode_t mode)
 {
 	unsigned char was[BLK_DATA_OFF];	/* an existing file's headers */
+	uint8_t set_uuid[16], uuid[16];
 	struct blk_pool_hdr *h;
 	struct blk_desc *d;
 	struct pmemblk *pbp;
@@ -354,11 +611,8 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 		blk_error(errno, "stat \"%s\": %s", path, strerror(errno));
 		goto fail;
 	}
-	if (!created && is_poolset(fd)) {
-		blk_error(ENOTSUP, "%s is a pool set file: pool sets are not "
-			  "supported by ntmem's libpmemblk", path);
-		goto fail;
-	}
+	if (!created && is_poolset(fd))
+		return set_create(path, fd, bsize, mode);
 	/* PMDK names the whole pages (the file is still @poolsize long). */
 	if (created && pool_pages(poolsize) < PMEMBLK_MIN_POOL) {
 		blk_error(EINVAL, "reservation pool size %zu smaller than %zu",
@@ -411,27 +665,12 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	memcpy(was, pbp->base, sizeof(was));
 
 	/* A single-file pool links its parts and replicas to itself. */
-	memset(h, 0, sizeof(*h));
-	memcpy(h->signature, BLK_SIG, sizeof(h->signature));
-	h->major = htole32(BLK_MAJOR);
-	h->compat = htole32(BLK_FEAT_CHECK_BAD_BLOCKS);
-	/* No SDS: its unsafe-shutdown count is PMDK's (libndctl) to keep. */
-	h->incompat = htole32(BLK_FEAT_CKSUM_2K);
-	if (uuid_generate(h->poolset_uuid) || uuid_generate(h->uuid)) {
+	if (uuid_generate(set_uuid) || uuid_generate(uuid)) {
 		blk_error(errno, "cannot generate a UUID: %s", strerror(errno));
 		pool_free(pbp);
 		goto unlink_file;
 	}
-	memcpy(h->prev_part_uuid, h->uuid, 16);
-	memcpy(h->next_part_uuid, h->uuid, 16);
-	memcpy(h->prev_repl_uuid, h->uuid, 16);
-	memcpy(h->next_repl_uuid, h->uuid, 16);
-	h->crtime = htole64((uint64_t)time(NULL));
-	h->alignment_desc = htole64(blk_alignment_desc());
-	h->machine_class = 2;
-	h->data = 1;
-	h->machine = htole16(elf_machine());
-	h->checksum = htole64(hdr_checksum(h));
+	hdr_fill(h, set_uuid, uuid, uuid, uuid, uuid, (uint64_t)time(NULL));
 	d->bsize = htole32((uint32_t)bsize);
 	d->is_zeroed = htole32((uint32_t)zeroed);
 	pbp->bsize = (uint32_t)bsize;
@@ -490,13 +729,8 @@ static struct pmemblk *pool_open(const char *path, size_t bsize, bool rdonly,
 		close(fd);
 		return NULL;
 	}
-	if (is_poolset(fd)) {
-		blk_error(ENOTSUP, "%s is a pool set file: pool sets are not "
-			  "supported by ntmem's libpmemblk", path);
-		close(fd);
-		return NULL;
-	}
-	pbp = pool_map(fd, path, rdonly);
+	pbp = is_poolset(fd) ? set_open(path, fd, rdonly) :
+			       pool_map(fd, path, rdonly);
 	if (!pbp)
 		return NULL;
 	if (hdr_check(pbp, &bsize)) {
