@@ -4,8 +4,9 @@
 # kernel-check.sh [--build DIR] [--work DIR] [--timeout SECONDS]
 #                 [--accel auto|kvm|tcg] - make check-kernel: ntmem on a
 # real Linux kernel's DAX stack. One boot of Debian's kernel under QEMU,
-# with one label-less NVDIMM (1 GiB) and one virtio-pmem device (512 MiB)
-# backed by sparse files on the disk; the guest (tests/kernel/init.sh)
+# with a label-less NVDIMM (1 GiB), an NVDIMM with a label area (256 MiB,
+# label-size=128K) and a virtio-pmem device (512 MiB), each backed by a
+# sparse file on the disk; the guest (tests/kernel/init.sh)
 # makes fsdax, devdax and file-system namespaces on them with ndctl and
 # runs the checks of tests/kernel/stage.sh on the build in DIR (default
 # build) with the kernel's own nd, pmem and dax drivers underneath.
@@ -118,16 +119,25 @@ if [ "$accel" = kvm ]; then cpu=$kvm_cpu; smp=2; else cpu=max; smp=1; fi
 # Fresh sparse backing files each run: a label-less NVDIMM keeps no
 # labels, and whatever an earlier run left on it (a BTT or pfn info
 # block) would make the kernel bring the namespace up in that mode.
-rm -f "$work/nvdimm0.img" "$work/virtio-pmem0.img" "$work/console.log" "$work/tap.log"
+rm -f "$work/nvdimm0.img" "$work/nvdimm1.img" "$work/virtio-pmem0.img" \
+	"$work/console.log" "$work/tap.log"
 truncate -s 1G "$work/nvdimm0.img"
+truncate -s 256M "$work/nvdimm1.img"
 truncate -s 512M "$work/virtio-pmem0.img"
 
 echo "check-kernel: $kver under QEMU ($accel), build $build, work $work"
 start=$(date +%s)
 # -machine nvdimm=on with memory slots and maxmem: both the NVDIMM and
 # virtio-pmem are memory devices outside the boot memory. share=on: the
-# guest's stores reach the backing file (MAP_SHARED), as on pmem. Two
-# serial ports: ttyS0 the kernel's console, ttyS1 the checks' TAP.
+# guest's stores reach the backing file (MAP_SHARED), as on pmem. Without
+# label-size an NVDIMM has no labels: one namespace per region, in any
+# mode; with it, ndctl init-labels writes v1.1 or v1.2 labels. Two serial
+# ports: ttyS0 the kernel's console, ttyS1 the checks' TAP. ntmem.regions
+# tells init.sh how many nd regions to wait for (one per device). The
+# devices are placed one after the other in this order, and the label
+# area comes off the NVDIMM's size: a device after the labelled one would
+# start 128 KiB off 2 MiB, and its fsdax or devdax namespace is refused
+# ("misaligned"). So that one comes last.
 set +e
 timeout -k 10 "$timeout" "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
 	-machine pc,nvdimm=on -m 1G,slots=4,maxmem=8G \
@@ -137,8 +147,10 @@ timeout -k 10 "$timeout" "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
 	-device nvdimm,id=nvdimm0,memdev=nvm0 \
 	-object "memory-backend-file,id=vpm0,share=on,mem-path=$work/virtio-pmem0.img,size=512M" \
 	-device virtio-pmem-pci,id=vpmem0,memdev=vpm0 \
+	-object "memory-backend-file,id=nvm1,share=on,mem-path=$work/nvdimm1.img,size=256M" \
+	-device nvdimm,id=nvdimm1,memdev=nvm1,label-size=128K \
 	-kernel "$kernel" -initrd "$work/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1" >"$work/qemu.log" 2>&1
+	-append "console=ttyS0 panic=-1 ntmem.regions=3" >"$work/qemu.log" 2>&1
 qstatus=$?
 set -e
 elapsed=$(($(date +%s) - start))

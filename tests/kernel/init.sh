@@ -4,7 +4,7 @@
 # init.sh - PID 1 of the make check-kernel guest (scripts/kernel-check.sh
 # boots it as /init of an initramfs that scripts/kernel-stage.sh built).
 # It mounts the kernel's file systems, loads the nd, dax and virtio-pmem
-# drivers, waits for both nd regions (the NVDIMM's and virtio-pmem's),
+# drivers, waits for the nd regions (the NVDIMMs' and virtio-pmem's),
 # runs the checks (/stage.sh) and powers the machine off.
 #
 # The checks' output goes to the second serial port, /dev/ttyS1, which the
@@ -51,11 +51,13 @@ for m in nfit nd_pmem nd_btt dax_pmem device_dax virtio_pci virtio_pmem xfs; do
 	modprobe "$m" || bail "modprobe $m failed"
 done
 
-# nd regions are probed asynchronously: wait (bounded) for both.
+# nd regions are probed asynchronously: wait (bounded) for as many as the
+# host gave the machine devices (ntmem.regions= on the command line).
+want=$(sed -n 's/.*ntmem\.regions=\([0-9]*\).*/\1/p' /proc/cmdline)
 tries=0
-until [ -d /sys/bus/nd/devices/region0 ] && [ -d /sys/bus/nd/devices/region1 ]; do
+until [ "$(find /sys/bus/nd/devices/ -name 'region*' | wc -l)" -ge "${want:-2}" ]; do
 	tries=$((tries + 1))
-	[ "$tries" -le 300 ] || bail "nd regions did not appear: $(ls /sys/bus/nd/devices)"
+	[ "$tries" -le 300 ] || bail "not ${want:-2} nd regions: $(ls /sys/bus/nd/devices)"
 	sleep 0.1
 done
 

@@ -22,7 +22,7 @@
  *                                to mark that sector bad under the file
  *   kernel_ns_probe pattern N SEED    N bytes of the probe's pattern, on
  *                                standard output (for dd to a device)
- *   kernel_ns_probe btt-write DEV OFF LBASIZE LBA SEED
+ *   kernel_ns_probe btt-write DEV OFF LBASIZE LBA SEED [PARENT_UUID]
  *   kernel_ns_probe btt-read DEV OFF LBASIZE LBA SEED
  *                                ntm_btt_open() at byte OFF of the raw
  *                                block device DEV (mapped through its
@@ -30,7 +30,9 @@
  *                                out a BTT and write the pattern to LBA,
  *                                or open the BTT there and compare LBA
  *                                with the pattern (exit 3 when it
- *                                differs: wrong data read with success)
+ *                                differs: wrong data read with success);
+ *                                a labelled namespace's BTT names it as
+ *                                its parent (its uuid, from sysfs)
  *
  * Exit status 0, or 1 with the library's message on standard error. It
  * overwrites what it is pointed at: only for scratch namespaces.
@@ -269,10 +271,29 @@ static int map_device(const char *dev, unsigned char **base, uint64_t *size)
 	return 0;
 }
 
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as sysfs prints it, in byte order. */
+static int parse_uuid(const char *text, uint8_t uuid[16])
+{
+	int n = 0;
+
+	for (const char *p = text; *p && n < 32; p++) {
+		unsigned v;
+
+		if (*p == '-')
+			continue;
+		if (sscanf(p, "%1x", &v) != 1)
+			return -1;
+		uuid[n / 2] = (uint8_t)(n % 2 ? uuid[n / 2] | v : v << 4);
+		n++;
+	}
+	return n == 32 ? 0 : -1;
+}
+
 static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
-		   uint64_t lba, unsigned seed)
+		   uint64_t lba, unsigned seed, const char *parent)
 {
 	static unsigned char want[4096], got[4096];
+	uint8_t parent_uuid[16];
 	struct ntm_btt_config c = {
 		.lbasize = lbasize, .persist = msync_range,
 		.flags = write ? NTM_BTT_CREATE : 0,
@@ -283,6 +304,13 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 	unsigned lane;
 	int ret, status = 0;
 
+	if (parent) {
+		if (parse_uuid(parent, parent_uuid)) {
+			fprintf(stderr, "kernel_ns_probe: '%s' is not a uuid\n", parent);
+			return 2;
+		}
+		c.parent_uuid = parent_uuid;
+	}
 	if (map_device(dev, &base, &size))
 		return 1;
 	if (off >= size) {
@@ -337,17 +365,20 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pattern"))
 		return pattern_out(strtoull(argv[2], NULL, 10),
 				   (unsigned)strtoul(argv[3], NULL, 10));
-	if (argc == 7 && (!strcmp(argv[1], "btt-write") || !strcmp(argv[1], "btt-read")))
+	if ((argc == 7 || argc == 8) &&
+	    (!strcmp(argv[1], "btt-write") || !strcmp(argv[1], "btt-read")))
 		return btt_raw(argv[1][4] == 'w', argv[2], strtoull(argv[3], NULL, 10),
 			       (uint32_t)strtoul(argv[4], NULL, 10),
 			       strtoull(argv[5], NULL, 10),
-			       (unsigned)strtoul(argv[6], NULL, 10));
+			       (unsigned)strtoul(argv[6], NULL, 10),
+			       argc == 8 ? argv[7] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "btt") &&
 	    (!strcmp(argv[3], "512") || !strcmp(argv[3], "4096")))
 		return btt(argv[2], (unsigned)atoi(argv[3]));
 	fprintf(stderr, "usage: kernel_ns_probe info|write|badblocks|fiemap PATH\n"
 			"       kernel_ns_probe btt PATH 512|4096\n"
 			"       kernel_ns_probe pattern BYTES SEED\n"
-			"       kernel_ns_probe btt-write|btt-read DEV OFFSET LBASIZE LBA SEED\n");
+			"       kernel_ns_probe btt-write|btt-read DEV OFFSET LBASIZE LBA SEED"
+			" [PARENT_UUID]\n");
 	return 2;
 }
