@@ -65,6 +65,7 @@ int main(void)
 #include <unistd.h>
 
 #include <libpmemblk.h>
+#include "testutil.h"
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
@@ -917,10 +918,20 @@ static void test_row(void **state)
 			assert_int_equal(set_fallocate(1), 0);
 		ret = p != NULL;
 		break;
-	case OP_OPEN_TWICE:
+	case OP_OPEN_TWICE: {
+		unsigned fds = tu_open_fds();
+
 		held = pmemblk_open(path, r->bsize);
 		if (!held)
 			fail_msg("first open: %s", pmemblk_errormsg());
+		/*
+		 * An open pool keeps no descriptor (as PMDK): its mapping holds
+		 * the file, and with it the lock the second open meets.
+		 */
+		if (tu_open_fds() != fds)
+			fail_msg("%s: the open pool keeps %d descriptors", r->name,
+				 (int)(tu_open_fds() - fds));
+	}
 		/* fall through */
 	case OP_OPEN:
 		errno = ERRNO_BEFORE;

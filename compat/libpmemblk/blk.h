@@ -82,7 +82,6 @@ struct pmemblk {
 	struct ntm_ns *ns;	/* NULL for a pool set */
 	unsigned char *base;	/* the whole file (or set), mapped */
 	size_t size;
-	int fd;			/* kept open: it holds the flock (-1: set) */
 	bool set_mapped;	/* base is a pool set's parts (poolset.c) */
 	bool is_pmem;		/* persist by flush + drain, else msync */
 	bool rdonly;

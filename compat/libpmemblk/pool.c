@@ -180,17 +180,20 @@ static void pool_free(struct pmemblk *pbp)
 	if (pbp->btt)
 		ntm_btt_close(pbp->btt);
 	ntm_ns_close(pbp->ns);
-	/* A set's parts: unmapping them drops their locks (poolset.c). */
+	/*
+	 * Unmapping drops the locks: a mapping holds its file open, and
+	 * with it the flock (a set's parts too: poolset.c).
+	 */
 	if (pbp->set_mapped)
 		munmap(pbp->base, pbp->size);
-	if (pbp->fd >= 0)
-		close(pbp->fd);	/* drops the flock */
 	blk_free(pbp);
 }
 
 /*
- * Lock and map the pool file open on @fd (taken over: closed with the pool
- * on failure too). Return the pool, or NULL with errno and the message set.
+ * Lock and map the pool file open on @fd, which is closed here whatever
+ * happens: the mapping holds the file open, and with it the lock, until
+ * the pool is closed, so no descriptor is kept per pool (PMDK keeps none
+ * either). Return the pool, or NULL with errno and the message set.
  */
 static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 {
@@ -203,15 +206,16 @@ static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 		return NULL;
 	}
 	memset(pbp, 0, sizeof(*pbp));
-	pbp->fd = fd;
 	pbp->rdonly = rdonly;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		blk_error(errno, "flock \"%s\": %s", path, strerror(errno));
+		close(fd);
 		pool_free(pbp);
 		return NULL;
 	}
 	ret = ntm_ns_open_fd(&pbp->ns, fd, path,
 			     NTM_NS_ANY_SIZE | (rdonly ? NTM_NS_READONLY : 0));
+	close(fd);
 	if (ret) {
 		blk_error(-ret, "%s", ntm_errmsg());
 		pool_free(pbp);

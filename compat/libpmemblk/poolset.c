@@ -395,7 +395,6 @@ struct pmemblk *blk_set_map(struct blk_set *set, bool create, bool rdonly,
 		return NULL;
 	}
 	memset(pbp, 0, sizeof(*pbp));
-	pbp->fd = -1;
 	pbp->rdonly = rdonly;
 	if (parts_open(set, create, rdonly, mode))
 		goto fail;
