@@ -24,6 +24,8 @@
  *   - without pmem, an MS_SYNC msync() of the data block's pages during
  *     the write (interposed below: the recorder cannot see the page
  *     cache); with pmem, no msync() at all.
+ * writes_set makes the same writes to a pool set of two parts, mapped as
+ * one range.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -174,20 +176,37 @@ static void write_check(struct pmemblk *pbp, unsigned char *buf,
 	free(back);
 }
 
-static void writes(void **state)
+/*
+ * A pool set of two 10 MiB parts in dir (poolset(5)); @path is its set
+ * file, @part0/@part1 its parts, for the caller to remove.
+ */
+static void write_set(const char *path, char part0[300], char part1[300])
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	snprintf(part0, 300, "%s/part0", dir);
+	snprintf(part1, 300, "%s/part1", dir);
+	fprintf(f, "PMEMPOOLSET\n10M %s\n10M %s\n", part0, part1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void writes_to(bool set)
 {
 	static const size_t bsizes[] = { 512, 4096 };
 
-	(void)state;
 	for (size_t s = 0; s < ARRAY_SIZE(bsizes); s++) {
-		char path[300];
+		char path[300], part0[300], part1[300];
 		struct pmemblk *pbp;
 		unsigned char *buf;
 		long long last;
 		uint64_t seed = 0xb10c + s * 100;
 
 		snprintf(path, sizeof(path), "%s/pool-%zu", dir, bsizes[s]);
-		pbp = pmemblk_create(path, bsizes[s], PMEMBLK_MIN_POOL, 0600);
+		if (set)
+			write_set(path, part0, part1);
+		pbp = pmemblk_create(path, bsizes[s], set ? 0 : PMEMBLK_MIN_POOL,
+				     0600);
 		if (!pbp)
 			fail_msg("pmemblk_create(%s, %zu): %s", path, bsizes[s],
 				 pmemblk_errormsg());
@@ -213,13 +232,31 @@ static void writes(void **state)
 		free(buf);
 		pmemblk_close(pbp);
 		assert_int_equal(unlink(path), 0);
+		if (set) {
+			assert_int_equal(unlink(part0), 0);
+			assert_int_equal(unlink(part1), 0);
+		}
 	}
+}
+
+static void writes(void **state)
+{
+	(void)state;
+	writes_to(false);
+}
+
+/* The same writes to a pool set: its parts are persisted as one range. */
+static void writes_set(void **state)
+{
+	(void)state;
+	writes_to(true);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(writes),
+		cmocka_unit_test(writes_set),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

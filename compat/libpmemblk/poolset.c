@@ -37,6 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ntmem.h>
+
 #include "blk.h"
 #include "include/libpmemblk.h"
 
@@ -413,9 +415,14 @@ int blk_set_persist(const void *p, size_t n)
 	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page_size() - 1);
 
 	/*
-	 * One msync over the range: the kernel writes back each part's
-	 * pages it spans, every mapping in it being a part's.
+	 * The fence first: the BTT's non-temporal stores and write-backs
+	 * are weakly ordered, and msync() must find them in memory, not in
+	 * the CPU's write-combining buffers (ntm_ns_persist() orders a
+	 * single-file pool's the same way). Then one msync over the range:
+	 * the kernel writes back each part's pages it spans, every mapping
+	 * in it being a part's.
 	 */
+	ntm_drain();
 	if (msync((void *)a, (uintptr_t)p + n - a, MS_SYNC))
 		return -errno;
 	return 0;
