@@ -11,7 +11,8 @@
 #   /ntmem/...          the project's programs from the build directory
 #                       BUILD, at the same relative paths (tools/ntmem,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
-#                       tests/kernel/...), so the RUNPATHs the build gave
+#                       tests/kernel/..., tests/pmemblk_tool_*: a PMDK
+#                       program on each libpmemblk), so the RUNPATHs the build gave
 #                       them ($ORIGIN/../src) find the libraries in the
 #                       guest as they do here
 #   /lib/modules/KVER   the nd, dax, virtio-pmem and xfs modules with what
@@ -89,7 +90,8 @@ ln -s mke2fs "$root/bin/mkfs.ext4"
 # (no tests): the checks that need one then report it missing.
 for rel in tools/ntmem src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
 	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
-	tests/kernel/kernel_pmem_probe; do
+	tests/kernel/kernel_pmem_probe tests/pmemblk_tool_ntmem \
+	tests/pmemblk_tool_pmdk; do
 	if [ -e "$build/$rel" ]; then
 		copy_elf "$build/$rel" "/ntmem/$rel"
 	else

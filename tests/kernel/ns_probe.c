@@ -20,6 +20,9 @@
  *   kernel_ns_probe fiemap PATH  where PATH's first byte is on its block
  *                                device (FIEMAP), in bytes: for a check
  *                                to mark that sector bad under the file
+ *   kernel_ns_probe zero PATH N  the first N bytes zeroed and persisted
+ *                                (a devdax device cannot be written with
+ *                                dd: write(2) on it is EINVAL)
  *   kernel_ns_probe pattern N SEED    N bytes of the probe's pattern, on
  *                                standard output (for dd to a device)
  *   kernel_ns_probe btt-write DEV OFF LBASIZE LBA SEED [PARENT_UUID]
@@ -107,6 +110,24 @@ static int write_back(const char *path)
 		return 1;
 	}
 	printf("path=%s written=%d persisted=1 read_back=1\n", path, PROBE_LEN);
+	return 0;
+}
+
+static int zero(const char *path, size_t n)
+{
+	struct ntm_ns *ns;
+	int ret = ntm_ns_open(&ns, path, 0);
+
+	if (ret)
+		return fail("open", ret);
+	if (n > ntm_ns_size(ns))
+		n = ntm_ns_size(ns);
+	ntm_memset_flush(ntm_ns_base(ns), 0, n);
+	ret = ntm_ns_persist(ns, ntm_ns_base(ns), n);
+	ntm_ns_close(ns);
+	if (ret)
+		return fail("persist", ret);
+	printf("path=%s zeroed=%zu\n", path, n);
 	return 0;
 }
 
@@ -362,6 +383,8 @@ int main(int argc, char **argv)
 		return badblocks(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "fiemap"))
 		return fiemap(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "zero"))
+		return zero(argv[2], (size_t)strtoull(argv[3], NULL, 10));
 	if (argc == 4 && !strcmp(argv[1], "pattern"))
 		return pattern_out(strtoull(argv[2], NULL, 10),
 				   (unsigned)strtoul(argv[3], NULL, 10));
@@ -377,6 +400,7 @@ int main(int argc, char **argv)
 		return btt(argv[2], (unsigned)atoi(argv[3]));
 	fprintf(stderr, "usage: kernel_ns_probe info|write|badblocks|fiemap PATH\n"
 			"       kernel_ns_probe btt PATH 512|4096\n"
+			"       kernel_ns_probe zero PATH BYTES\n"
 			"       kernel_ns_probe pattern BYTES SEED\n"
 			"       kernel_ns_probe btt-write|btt-read DEV OFFSET LBASIZE LBA SEED"
 			" [PARENT_UUID]\n");
