@@ -12,7 +12,8 @@
 #                       BUILD, at the same relative paths (tools/ntmem,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
 #                       tests/kernel/..., tests/pmemblk_tool_*: a PMDK
-#                       program on each libpmemblk), so the RUNPATHs the build gave
+#                       program on each libpmemblk, and some of make
+#                       check's test programs), so the RUNPATHs the build gave
 #                       them ($ORIGIN/../src) find the libraries in the
 #                       guest as they do here
 #   /lib/modules/KVER   the nd, dax, virtio-pmem and xfs modules with what
@@ -91,7 +92,8 @@ ln -s mke2fs "$root/bin/mkfs.ext4"
 for rel in tools/ntmem src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
 	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
 	tests/kernel/kernel_pmem_probe tests/pmemblk_tool_ntmem \
-	tests/pmemblk_tool_pmdk; do
+	tests/pmemblk_tool_pmdk tests/test_ns tests/test_blk tests/test_badblocks \
+	tests/test_embed; do
 	if [ -e "$build/$rel" ]; then
 		copy_elf "$build/$rel" "/ntmem/$rel"
 	else
