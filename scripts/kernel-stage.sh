@@ -12,8 +12,10 @@
 #                       BUILD, at the same relative paths (tools/ntmem,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
 #                       tests/kernel/..., tests/pmemblk_tool_*: a PMDK
-#                       program on each libpmemblk, and some of make
-#                       check's test programs), so the RUNPATHs the build gave
+#                       program on each libpmemblk, some of make check's
+#                       test programs, src/watch/ and tests/check/: the
+#                       persistence checker and its corpus), so the
+#                       RUNPATHs the build gave
 #                       them ($ORIGIN/../src) find the libraries in the
 #                       guest as they do here
 #   /lib/modules/KVER   the nd, dax, virtio-pmem and xfs modules with what
@@ -99,6 +101,24 @@ for rel in tools/ntmem src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
 	else
 		echo "kernel-stage: note: $build/$rel not built" >&2
 	fi
+done
+
+# The persistence checker (ntmem check): its libraries, which are one file
+# under several names (symlinks, kept as such), and the corpus of
+# programs with one durability bug each and their fixed twins.
+if [ -d "$build/src/watch" ]; then
+	mkdir -p "$root/ntmem/src/watch"
+	for f in "$build"/src/watch/lib*.so*; do
+		case "$f" in *.p) continue ;; esac
+		if [ -L "$f" ]; then
+			cp -P "$f" "$root/ntmem/src/watch/"
+		elif [ -f "$f" ]; then
+			copy_elf "$f" "/ntmem/src/watch/$(basename "$f")"
+		fi
+	done
+fi
+for f in "$build"/tests/check/*; do
+	[ -f "$f" ] && [ -x "$f" ] && copy_elf "$f" "/ntmem/tests/check/$(basename "$f")"
 done
 
 # The modules init.sh loads, and every module they depend on, from the

@@ -360,6 +360,35 @@ scratch_test_programs() {
 	umount /tmp
 }
 
+# checker_corpus WHAT: ntmem check on the corpus of tests/check (each
+# program maps a 1 MiB file with PMDK's libpmem API and has one durability
+# bug; its _fixed twin has none) with the files on the DAX file system
+# mounted on $MNT: the checker watches MAP_SYNC mappings as it watches
+# page-cache ones, so each bug is reported (exit 3) and no twin is.
+checker_corpus() {
+	if [ ! -d "$P/tests/check" ] || [ ! -d "$P/src/watch" ]; then
+		skip "$1: ntmem check on the corpus" "the corpus or the checking library not built"
+		return
+	fi
+	mkdir -p "$MNT/corpus"
+	for prog in "$P"/tests/check/*_fixed; do
+		bug=${prog%_fixed}
+		name=$(basename "$bug")
+		run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check --json \
+			--error-exitcode 3 -- "$bug" "$MNT/corpus"
+		bug_st=$?
+		# The JSON report is on standard error, one report a line.
+		kinds=$(sed -n 's/.*"kind": *"\([a-z-]*\)".*/\1/p' "$err" | sort -u | tr '\n' ' ')
+		run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check --json \
+			--error-exitcode 3 -- "$prog" "$MNT/corpus"
+		fixed_st=$?
+		[ "$bug_st" -eq 3 ] && [ "$fixed_st" -eq 0 ]
+		result $? "$1: ntmem check reports $name's bug and not its fixed twin's"
+		echo "# $name: exit $bug_st (${kinds:-no report}), ${name}_fixed: exit $fixed_st"
+		[ "$fixed_st" -eq 0 ] || { show "$out" 5; show "$err" 5; }
+	done
+}
+
 mounted() {
 	check "mount -t $1 -o $2 $3" mount -t "$1" -o "$2" "$3" "$MNT"
 }
@@ -403,6 +432,7 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; 
 		fs_checks ext4 dax fsdax
 		memmap_seed "fsdax map=dev" "$seen" "$MNT/ns"
 		pmemblk_checks "ext4 dax" "$MNT/pool" 67108864
+		checker_corpus "ext4 dax"
 		scratch_test_programs "ext4 dax"
 		check "ext4 dax: ntmem blk create --btt on a file" \
 			"$NTMEM" blk create "$MNT/blk" --size 64m --btt
