@@ -165,8 +165,9 @@ check-aarch64-run: $(BUILD_A64)/build.ninja
 # label-less NVDIMM and a virtio-pmem device; the guest makes fsdax (ext4
 # and xfs -o dax), devdax and virtio-pmem namespaces with ndctl and runs
 # tests/kernel/stage.sh with $(BUILD)'s tool, library, drop-ins and
-# probes (tests/kernel). 30-45 s on 2 idle cores, under 2 minutes on
-# busy ones (the guest's own timeout is 5 minutes). Skipped, with a
+# probes (tests/kernel). About a minute on 2 idle cores, 2.5 minutes
+# with both busy (the guest's hard timeout is 8 minutes: a hang is
+# reported with the console's last lines). Skipped, with a
 # message, where QEMU or a kernel cannot be had (exit 77 of the script);
 # the checks' results are in $(BUILD_KERNEL)/meson-logs/testlog.json,
 # which the summary of make check counts.
