@@ -15,9 +15,26 @@
 # and the host lists it; when it passes, the defect is fixed and the
 # marker should go.
 #
-# The namespaces are made one after the other on the same region, each
-# replacing the last (ndctl create-namespace -f -e): without labels a
-# region holds exactly one namespace, namespaceR.0, whatever its mode.
+# In order:
+#   buses        the NFIT and virtio-pmem buses and their regions; ntmem
+#                info (text and --json) on them
+#   fsdax        ext4 -o dax, ext4 -o dax=never, xfs -o dax on the NVDIMM:
+#                ntm_ns_open's kind and durability, a persisted write, a
+#                PMDK program on Debian's libpmem and on the drop-in,
+#                libpmemblk pools both ways, BTTs (ntmem blk, ntm_blk),
+#                the seeds' memmap experiment, ntmem check on its corpus,
+#                make check's test programs with /tmp on DAX, a bad page
+#                under a file (/sys/block/pmemN/badblocks)
+#   devdax       2M and 4K: the same where it applies, the memmap lines
+#                of the kernel and of ntmem bench memmap --device
+#   BTT          the kernel's and ntmem's, both ways: label-less (512 and
+#                4096-byte sectors), v1.1 and v1.2 labels
+#   virtio-pmem  fsdax (the kernel refuses MAP_SYNC) and devdax (accepted,
+#                yet nothing makes its writes durable)
+#
+# Without labels a region holds exactly one namespace, namespaceR.0: the
+# label-less NVDIMM's are made one after the other, each replacing the
+# last (ndctl create-namespace -f -e).
 
 P=/ntmem
 NTMEM=$P/tools/ntmem
