@@ -63,9 +63,11 @@ if [ -n "$out" ]; then
 	base=$out
 elif [ -n "$root" ]; then
 	[ -n "$arch" ] || usage
-	# The newest release: version directories in version order.
+	# The newest release: version directories in version order (the
+	# root also holds other files, such as opaque.suppr).
 	# shellcheck disable=SC2012 # version numbers: no odd file names
-	version=$(ls "$root" 2>/dev/null | sort -V | tail -n 1)
+	version=$(ls "$root" 2>/dev/null | grep -E '^[0-9]+(\.[0-9]+)*$' |
+		  sort -V | tail -n 1)
 	base=$root/$version/$arch
 	if [ -z "$version" ] || [ ! -d "$base" ]; then
 		echo "SKIP: no ABI baseline for $arch under $root"
