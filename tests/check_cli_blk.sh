@@ -56,6 +56,21 @@ out_is "" "create on an existing path prints no result"
 if [ "$(stat -c %s "$ns")" = 16777216 ]; then ok "the existing file is kept"
 else bad "the existing file changed"; fi
 
+# An existing device is what create lays out on (a devdax device exists by
+# nature): it is opened, not created, so a character device that is not
+# dax is refused as such (not "File exists"), --size may be left out, and
+# the device node stays whatever fails.
+if [ -c /dev/null ]; then
+	expect 1 "create --btt on a character device that is not dax" \
+		"$ntmem" blk create /dev/null --size 16m --btt
+	err_names "not a dax device" "create on a device opens it, not creates it"
+	out_is "" "create on a non-dax device prints no result"
+	expect 1 "create on a device without --size" "$ntmem" blk create /dev/null
+	err_names "not a dax device" "create on a device needs no --size"
+	if [ -c /dev/null ]; then ok "a failed create keeps the device node"
+	else bad "a failed create removed the device node"; fi
+fi
+
 # --- BTT: create --btt, check --------------------------------------------
 
 bt=$tmp/btt

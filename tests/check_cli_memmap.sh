@@ -145,6 +145,15 @@ assert got == want, got
 PY
 	then ok "--device rows: the file's own geometry"; else
 		bad "--device rows"; fi
+	# The device, not --align, says what the run is: a file stands for
+	# fsdax (4 KiB struct pages), never devdax.
+	expect 0 "--device at a file with --align 2m" "$ntmem" bench memmap \
+		--runs 1 --no-pmdk --device "$tmp/ns" --align 2m --layout 64 \
+		--strategy fixed
+	if grep -q "fsdax map=dev align=4k, 64 B, fixed" "$out" &&
+		! grep -q "devdax" "$out"
+	then ok "--device at a file is labelled fsdax whatever --align says"
+	else bad "--device at a file labelled: $(grep -o '[a-z]*dax map=[a-z]* align=[0-9a-z]*' "$out" | head -1)"; fi
 	if [ -f "$tmp/ns" ]; then ok "--device leaves the file"; else
 		bad "--device removed the file"; fi
 fi

@@ -435,6 +435,23 @@ static int open_namespace(const struct options *o, const struct setup *su,
 	return ret;
 }
 
+/*
+ * A real device dictates its own setup: devdax has the compound pages of
+ * its alignment; a DAX file (or any other file) stands for fsdax, whose
+ * kernel memmap has one 4 KiB page per struct page however the file
+ * happens to be mapped.
+ */
+static void device_setup(struct setup *su, const struct ntm_ns *ns)
+{
+	if (ntm_ns_kind(ns) == NTM_NS_DEVDAX) {
+		su->name = "devdax";
+		su->align = ntm_ns_align(ns);
+	} else {
+		su->name = "fsdax";
+		su->align = 4096;
+	}
+}
+
 static int run(struct options *o)
 {
 	struct peer_pmdk pmdk = { 0 };
@@ -451,7 +468,7 @@ static int run(struct options *o)
 		if (open_namespace(o, &o->setups[0], &ns))
 			return 1;
 		ns_size = ntm_ns_size(ns);
-		o->setups[0].align = ntm_ns_align(ns);
+		device_setup(&o->setups[0], ns);
 		ntm_ns_close(ns);
 	}
 	if (check_room(o, ns_size) || map_count_raise(o, ns_size, &old_maps, &raised))
@@ -489,8 +506,8 @@ static int run(struct options *o)
 		ret = open_namespace(o, &o->setups[s], &ns);
 		if (ret)
 			break;
-		if (o->device) /* a real device dictates its own alignment */
-			o->setups[s].align = ntm_ns_align(ns);
+		if (o->device)
+			device_setup(&o->setups[s], ns);
 		for (int l = 0; l < o->nlayouts && !ret; l++) {
 			snprintf(buf, sizeof(buf), "%s, %u-byte descriptors",
 				 o->setups[s].name, o->layouts[l]);

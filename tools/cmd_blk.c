@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <ntmem.h>
 #include <ntmem/btt.h>
@@ -27,6 +28,7 @@ struct blk_args {
 static void usage(FILE *out)
 {
 	fputs("usage: ntmem blk create PATH --size BYTES [--btt [--sector-size 512|4096]]\n"
+	      "       ntmem blk create DEVICE [--size BYTES] [--btt [--sector-size 512|4096]]\n"
 	      "       ntmem blk check PATH\n"
 	      "       ntmem blk inject-error PATH --sector N [--count M]\n"
 	      "       ntmem blk clear-error PATH --sector N [--count M]\n"
@@ -42,6 +44,8 @@ static void usage(FILE *out)
 	      "create --btt lays a BTT out over the file (atomic sectors: a crash or a\n"
 	      "racing reader sees each sector entirely old or new) with sectors of\n"
 	      "--sector-size bytes (default 512); the whole file is then allocated.\n"
+	      "On an existing DEVICE (devdax) create lays the BTT out over the whole\n"
+	      "device; --size, if given, must be the device's size.\n"
 	      "check verifies a BTT's metadata without changing it: exit status 0\n"
 	      "when consistent, 1 with the first problem named.\n",
 	      out);
@@ -54,6 +58,18 @@ static bool btt_sector_size(uint64_t v)
 
 /* The largest sector whose byte offset fits in 64 bits. */
 #define MAX_SECTOR (UINT64_MAX / NTM_BADBLOCK_SECTOR)
+
+/*
+ * A path naming a device (a devdax character device, or a block device,
+ * which ntm_ns_open() refuses with the reason): create lays out on it,
+ * as it exists by nature, where a file is made new.
+ */
+static bool is_device(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode));
+}
 
 /*
  * Each subcommand takes only its own options: --sector on create, or
@@ -106,7 +122,8 @@ static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 		c.opts = sector_opts;
 	if (!parse_args(&c, argc, argv, &status))
 		return status ? status : -1;
-	if (c.opts == size_opts && !have_size)
+	/* A device has its own size: --size is then only a check of it. */
+	if (c.opts == size_opts && !have_size && !is_device(a->path))
 		return parse_bad_arg(cmd, "--size", "(none)", "a size such as 8g");
 	/* A plain namespace has no sector size of its own to record. */
 	if (have_sector_size && !a->btt) {
@@ -163,10 +180,43 @@ static int list(struct ntm_blk *blk, bool json)
 }
 
 /*
- * A new emulated namespace, with a BTT laid out over it when asked. A
- * BTT that cannot be laid out leaves no file behind. The line saying what
- * was made is printed once everything is made: a failure prints only
- * itself.
+ * The namespace create lays out on: a device opened whole, its size
+ * checked against --size when given, or a new emulated namespace (a file
+ * that exists already is refused, so nothing is overwritten by mistake).
+ * *made says whether a file was made, the only thing a failure removes.
+ */
+static int create_ns(const char *cmd, const struct blk_args *a,
+		     struct ntm_ns **ns, bool *made)
+{
+	*made = false;
+	if (!is_device(a->path)) {
+		if (ntm_ns_create(ns, a->path, a->size, 4096, NTM_NS_EMULATE)) {
+			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+			return 1;
+		}
+		*made = true;
+		return 0;
+	}
+	if (ntm_ns_open(ns, a->path, 0)) {
+		fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+		return 1;
+	}
+	if (a->size && a->size != ntm_ns_size(*ns)) {
+		fprintf(stderr, "ntmem %s: --size %llu: the device '%s' has %zu "
+			"bytes (leave --size out to use the whole device)\n", cmd,
+			(unsigned long long)a->size, a->path, ntm_ns_size(*ns));
+		ntm_ns_close(*ns);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A BTT laid out over a new emulated namespace or a whole device (plain:
+ * a device is left as it is, a file is new and zero). A BTT that cannot
+ * be laid out leaves no file behind, and never removes a device. The line
+ * saying what was made is printed once everything is made: a failure
+ * prints only itself.
  */
 static int create(const char *cmd, const struct blk_args *a)
 {
@@ -175,16 +225,16 @@ static int create(const char *cmd, const struct blk_args *a)
 	struct ntm_ns *ns;
 	struct ntm_blk *blk;
 	char btt[64] = "";
+	bool made;
 
-	if (ntm_ns_create(&ns, a->path, a->size, 4096, NTM_NS_EMULATE)) {
-		fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
+	if (create_ns(cmd, a, &ns, &made))
 		return 1;
-	}
 	if (a->btt) {
 		if (ntm_blk_open(&blk, ns, &c)) {
 			fprintf(stderr, "ntmem %s: %s\n", cmd, ntm_errmsg());
 			ntm_ns_close(ns);
-			unlink(a->path);
+			if (made)
+				unlink(a->path);
 			return 1;
 		}
 		snprintf(btt, sizeof(btt), ", BTT of %llu %u-byte sectors",

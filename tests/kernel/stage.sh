@@ -486,7 +486,6 @@ if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M;
 		[ "$mm_ntmem" -lt "$dax_pages" ]
 	result $? "devdax 2M: the kernel's memmap covers the device's $dax_pages pages, ntmem's those after its own"
 	echo "# kernel ${mm_kernel:-?} pages, ntmem ${mm_ntmem:-?} (its memmap takes $((dax_pages - ${mm_ntmem:-0})) pages of the device)"
-	todo "defect: ntmem bench memmap --device labels a devdax device fsdax"
 	check_words "devdax 2M: ntmem bench memmap --device labels the run devdax" \
 		"devdax" grep "^devdax\|^fsdax" $S/memmap.out
 	check_words "devdax 2M: ntm_ns_open says devdax, cpu-durable, 2 MiB aligned" \
@@ -497,9 +496,17 @@ if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M;
 		"btt_sector=4096 read_back=1" "$PROBE" btt "$dax" 4096
 	check "devdax 2M: ntmem blk check of that BTT" "$NTMEM" blk check "$dax"
 	size=$(cat "/sys/bus/dax/devices/${dax#/dev/}/size" 2>/dev/null)
-	todo "defect: ntmem blk create on a devdax device fails (File exists)"
 	check "devdax 2M: ntmem blk create $dax --size $size --btt" \
 		"$NTMEM" blk create "$dax" --size "${size:-0}" --btt
+	check_words "devdax 2M: ntmem blk create $dax --btt (no --size) lays a BTT over the whole device" \
+		"$size devdax" "$NTMEM" blk create "$dax" --btt --sector-size 4096
+	check "devdax 2M: ntmem blk check of the BTT blk create laid" \
+		"$NTMEM" blk check "$dax"
+	check_fails "devdax 2M: ntmem blk create $dax --size 4m (not its size) is refused" \
+		"the device '$dax' has $size bytes" \
+		"$NTMEM" blk create "$dax" --size 4m --btt
+	[ -c "$dax" ]
+	result $? "devdax 2M: a refused blk create leaves the device node"
 fi
 if ns_check "NVDIMM: devdax namespace, align 4K" "$nfit_region" -m devdax -a 4K; then
 	pmemblk_checks "devdax 4K" "$dev" 0
