@@ -244,6 +244,38 @@ static const char *info_read(const struct ntm_btt *b, const void *p,
 	return NULL;
 }
 
+/*
+ * A backup info block is read only when the primary is unsound, at the
+ * place this range's geometry puts the backup of the arena starting at
+ * @off: the last 4 KiB of the first min(room, 512 GiB) bytes. Nothing in
+ * it says where its arena starts, so a BTT laid out at another offset
+ * (the kernel's at 4096 of a namespace, opened at 0) can put a sound
+ * backup exactly there, whose offsets then point at the wrong bytes.
+ * Trust it only when it describes the arena this range has at @off:
+ *   - it lies where it says: infooff == asize - 4096 (hence its arena
+ *     starts at @off and ends at asize, inside the range);
+ *   - nextoff is what the geometry gives: asize when at least a minimal
+ *     arena of the range follows (16 MiB), else 0, so a "last arena"
+ *     claim cannot hide the arenas after it.
+ * The primary needs neither: it is found at the arena's start, and may
+ * describe a BTT shorter than the range, or (the last arena) one whose
+ * backup lies past the end. Return NULL when trusted, else why not.
+ */
+static const char *backup_describes(const struct btt_info *bak, uint64_t asize,
+				    uint64_t room)
+{
+	uint64_t want_next = room - asize >= ntm_btt_min_arena ? asize : 0;
+
+	if (bak->infooff != asize - BTT_INFO_SIZE)
+		return "it does not lie where its infooff says (it belongs to a "
+		       "BTT at another offset or of another size)";
+	if (bak->nextoff != want_next)
+		return want_next ? "its nextoff says the last arena, but the "
+				   "range holds another after it" :
+				   "its nextoff does not fit the range";
+	return NULL;
+}
+
 /* Write a whole info block (already little-endian) and make it durable. */
 static int info_write(struct ntm_btt *b, void *dst, const struct btt_info *i)
 {
@@ -601,6 +633,8 @@ static int layout_read(struct ntm_btt *b)
 		if (asize >= BTT_INFO_SIZE)
 			berr = info_read(b, a + asize - BTT_INFO_SIZE, room,
 					 &bak);
+		if (perr && !berr)
+			berr = backup_describes(&bak, asize, room);
 		if (perr && berr) {
 			if (n == 0 && !has_sig(a) &&
 			    (asize < BTT_INFO_SIZE ||

@@ -2,7 +2,9 @@
 /*
  * test_btt.c - the BTT (ntmem/btt.h): round trips at every LBA for 512,
  * 520 and 4096-byte blocks, reopen, the zero and error flags, lazy
- * layout, two arenas (arena limit lowered through the test hook), the
+ * layout, two arenas (arena limit lowered through the test hook), a
+ * backup info block alone trusted only where it describes the range (a
+ * BTT opened at the wrong offset is refused and left as it was), the
  * on-media facts (signature, checksum, geometry), argument errors,
  * corrupted pools (bit flips in info blocks, backup, map and flog: each
  * opens read-only or fails with a message, never crashes, never returns
@@ -453,6 +455,231 @@ static void test_two_arenas(void **state)
 }
 
 
+/* --- the backup info block alone: trusted only where it describes the range --- */
+
+/* Write LBAs 0..n-1 of @b with version @ver. */
+static void fill(struct ntm_btt *b, uint64_t n, uint64_t ver)
+{
+	unsigned char w[512];
+
+	for (uint64_t l = 0; l < n; l++) {
+		pattern(w, 512, l, ver);
+		assert_int_equal(ntm_btt_write(b, 0, l, w), 0);
+	}
+}
+
+/* Read LBAs 0..n-1 of @b back: version @ver. */
+static void expect_filled(struct ntm_btt *b, uint64_t n, uint64_t ver)
+{
+	unsigned char w[512], r[512];
+
+	for (uint64_t l = 0; l < n; l++) {
+		pattern(w, 512, l, ver);
+		assert_int_equal(ntm_btt_read(b, 0, l, r), 0);
+		assert_memory_equal(r, w, 512);
+	}
+}
+
+/*
+ * Opening [base, base + size) with each of @flags' sets must fail with
+ * -EINVAL, a message naming arena @arena and its backup, and leave every
+ * byte as it was.
+ */
+static void expect_refused(unsigned char *base, size_t size, unsigned arena,
+			   const char *why)
+{
+	static const unsigned flags[] = { 0, NTM_BTT_READONLY, NTM_BTT_LAZY };
+	unsigned char *copy = malloc(size);
+	char want[32];
+
+	assert_non_null(copy);
+	memcpy(copy, base, size);
+	snprintf(want, sizeof(want), "arena %u", arena);
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		struct ntm_btt_config cfg = { .flags = flags[f] };
+		struct ntm_btt *b = NULL;
+		int ret = ntm_btt_open(&b, base, size, &cfg);
+
+		if (ret != -EINVAL)
+			fail_msg("%s (flags %#x): open returned %d, want "
+				 "-EINVAL", why, flags[f], ret);
+		assert_null(b);
+		if (!strstr(ntm_errmsg(), want) ||
+		    !strstr(ntm_errmsg(), "backup"))
+			fail_msg("%s: message \"%s\" names neither %s nor the "
+				 "backup", why, ntm_errmsg(), want);
+		assert_memory_equal(base, copy, size);
+	}
+	free(copy);
+}
+
+/* Arena @k's backup info block at @p edited by @edit, checksum redone. */
+static void edit_backup(unsigned char *p, void (*edit)(struct btt_info *))
+{
+	struct btt_info i;
+
+	memcpy(&i, p, sizeof(i));
+	edit(&i);
+	i.checksum = htole64(btt_info_checksum(&i));
+	memcpy(p, &i, sizeof(i));
+}
+
+static void backup_elsewhere(struct btt_info *i)
+{
+	i->infooff = htole64(le64toh(i->infooff) - 4096);
+	i->flogoff = htole64(le64toh(i->flogoff) - 4096);
+	i->mapoff = htole64(le64toh(i->mapoff) - 4096);
+}
+
+static void backup_past_end(struct btt_info *i)
+{
+	i->infooff = htole64(le64toh(i->infooff) + 4096);
+}
+
+static void backup_last(struct btt_info *i)
+{
+	i->nextoff = 0;
+}
+
+static void test_backup_position(void **state)
+{
+	size_t size = 2 * MiB + 4096;
+	unsigned char *base = region(size);
+	struct ntm_btt *b;
+	struct btt_info i;
+	uint64_t nlba, infooff;
+
+	(void)state;
+	/*
+	 * The kernel's place: a BTT at 4096 of the namespace. At offset 0
+	 * there is no info block, and the geometry of [0, size) puts arena
+	 * 0's backup exactly on the BTT's backup (both end the range): it
+	 * says it lies 4096 bytes earlier in its arena, so it describes
+	 * another range.
+	 */
+	b = open_btt(base + 4096, size - 4096, 512, NTM_BTT_CREATE);
+	nlba = ntm_btt_nlba(b);
+	fill(b, 64, 1);
+	ntm_btt_close(b);
+	expect_refused(base, size, 0, "BTT at 4096 opened at 0");
+	/* At its own offset it is whole. */
+	b = open_btt(base + 4096, size - 4096, 0, 0);
+	assert_int_equal(ntm_btt_nlba(b), nlba);
+	expect_filled(b, 64, 1);
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+
+	/* The other way: laid out at 0, opened at 4096 (to the same end). */
+	memset(base, 0, size);
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	fill(b, 64, 2);
+	ntm_btt_close(b);
+	memcpy(&i, base, sizeof(i));
+	infooff = le64toh(i.infooff);
+	expect_refused(base + 4096, size - 4096, 0, "BTT at 0 opened at 4096");
+
+	/* The primary lost, the backup sound and in place: repaired. */
+	memset(base, 0, 4096);
+	b = open_btt(base, size, 0, NTM_BTT_READONLY);
+	expect_filled(b, 64, 2);
+	assert_int_equal(ntm_btt_check(b), -EINVAL);	/* the primary */
+	ntm_btt_close(b);
+	b = open_btt(base, size, 0, 0);
+	assert_false(ntm_btt_readonly(b));
+	expect_filled(b, 64, 2);
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+	assert_memory_equal(base, base + infooff, 4096);
+
+	/*
+	 * The primary lost and a sound backup that says it lies elsewhere
+	 * in its arena: one 4096 bytes earlier, or past the range's end.
+	 */
+	memset(base, 0, 4096);
+	edit_backup(base + infooff, backup_elsewhere);
+	expect_refused(base, size, 0, "backup says it lies 4096 earlier");
+
+	/* A fresh layout for the past-the-end claim. */
+	memset(base, 0, size);
+	ntm_btt_close(open_btt(base, size, 512, NTM_BTT_CREATE));
+	memset(base, 0, 4096);
+	edit_backup(base + infooff, backup_past_end);
+	expect_refused(base, size, 0, "backup says it lies past the end");
+
+	/*
+	 * The last 4 KiB cut off (a libpmemblk pool): the primary alone is
+	 * enough, the backup past the end is only reported by the check.
+	 * Without the primary nothing describes the range: refused.
+	 */
+	memset(base, 0, size);
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	fill(b, 64, 3);
+	ntm_btt_close(b);
+	b = open_btt(base, size - 4096, 0, 0);
+	assert_false(ntm_btt_readonly(b));
+	expect_filled(b, 64, 3);
+	assert_int_equal(ntm_btt_check(b), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "past the end"));
+	ntm_btt_close(b);
+	memset(base, 0, 4096);
+	assert_int_equal(ntm_btt_open(&b, base, size - 4096, NULL), -EINVAL);
+	munmap(base, size);
+}
+
+/*
+ * Two arenas (limits lowered): a backup alone must carry the nextoff the
+ * range's geometry gives, so a crafted "last arena" backup in front of
+ * another arena does not hide it.
+ */
+static void test_backup_nextoff(void **state)
+{
+	size_t size = 2 * MiB + 512 * 1024;
+	unsigned char *base = region(size);
+	unsigned char *copy = region(size);
+	struct ntm_btt *b;
+	struct btt_info i;
+	uint64_t nlba, infooff;
+
+	(void)state;
+	ntm_btt_max_arena = 1 * MiB;
+	ntm_btt_min_arena = 256 * 1024;
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	nlba = ntm_btt_nlba(b);
+	fill(b, nlba, 4);
+	ntm_btt_close(b);
+	memcpy(copy, base, size);
+	memcpy(&i, base, sizeof(i));
+	infooff = le64toh(i.infooff);
+	assert_int_equal(infooff + 4096, MiB);
+
+	/* Arena 0's and arena 1's primaries lost: the backups restore them. */
+	memset(base, 0, 4096);
+	memset(base + MiB, 0, 4096);
+	b = open_btt(base, size, 0, 0);
+	assert_int_equal(ntm_btt_nlba(b), nlba);
+	expect_filled(b, nlba, 4);
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+
+	/* Arena 0's backup alone, saying it is the last arena. */
+	memcpy(base, copy, size);
+	memset(base, 0, 4096);
+	edit_backup(base + infooff, backup_last);
+	expect_refused(base, size, 0, "backup says last arena, another follows");
+
+	/* The last arena's (2) backup alone, saying it lies earlier. */
+	memcpy(base, copy, size);
+	memcpy(&i, base + 2 * MiB, sizeof(i));
+	memset(base + 2 * MiB, 0, 4096);
+	edit_backup(base + 2 * MiB + le64toh(i.infooff), backup_elsewhere);
+	expect_refused(base, size, 2, "arena 2's backup says it lies earlier");
+
+	ntm_btt_max_arena = BTT_MAX_ARENA;
+	ntm_btt_min_arena = BTT_MIN_ARENA;
+	munmap(base, size);
+	munmap(copy, size);
+}
+
 /* --- corrupted pools ----------------------------------------------------------- */
 
 #define CNLBA_MAX 8192
@@ -865,6 +1092,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_config_reserved),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_two_arenas),
+		cmocka_unit_test(test_backup_position),
+		cmocka_unit_test(test_backup_nextoff),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_kill),

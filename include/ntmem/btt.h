@@ -78,7 +78,10 @@ struct ntm_btt_config {
  * [@base, @base + @size)
  *
  * Opening reads every arena's info block (the backup when the primary's
- * checksum fails), checks the geometry against @size and replays the
+ * checksum fails, and only if it describes this range: it lies where its
+ * infooff says, with the nextoff the range's geometry gives; a BTT laid
+ * out at another offset is refused), checks the geometry against @size
+ * and replays the
  * flog of every lane. Metadata that cannot be trusted is never used to
  * write: the BTT opens read-only (ntm_btt_readonly() says so, reads of
  * blocks whose map entry is sound still work) or fails with -EINVAL and

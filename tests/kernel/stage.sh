@@ -552,7 +552,6 @@ kernel_btt_to_ntmem() {
 	check_words "kernel BTT $1: ntm_btt_open at 4096 reads block $lba, sees $nlba blocks" \
 		"read_back=1 lbasize=$1 nlba=$nlba readonly=0" \
 		"$PROBE" btt-read "$raw_dev" 4096 "$1" "$lba" 21
-	todo "defect: ntm_btt_open at the wrong offset opens from the backup info block and reads zeros"
 	check_fails "kernel BTT $1: ntm_btt_open at offset 0 (no info block there) refuses" \
 		"open the BTT" "$PROBE" btt-read "$raw_dev" 0 "$1" 0 21
 	show "$out" 2
