@@ -76,6 +76,8 @@ struct ntm_btt {
 	struct map_lock locks[NMAP_LOCKS];
 	uint8_t parent_uuid[16];
 	bool check_parent;
+	uint16_t major, minor;	/* what the media has, or what we write */
+	bool want_v2;		/* NTM_BTT_V2: an existing BTT must be 2.0 */
 	int (*persist)(void *arg, const void *p, size_t n);
 	void *persist_arg;
 };
@@ -376,8 +378,8 @@ static int layout_write(struct ntm_btt *b)
 		memcpy(i.sig, BTT_SIG, BTT_SIG_LEN);
 		memcpy(i.uuid, uuid, 16);
 		memcpy(i.parent_uuid, b->parent_uuid, 16);
-		i.major = BTT_MAJOR;
-		i.minor = BTT_MINOR;
+		i.major = b->major;
+		i.minor = b->minor;
 		info_to_le(&i);
 		/* The backup first: the primary is what says "laid out". */
 		ret = info_write(b, a + le64toh(i.infooff), &i);
@@ -677,6 +679,16 @@ static int layout_read(struct ntm_btt *b)
 						 " the backup info block", n);
 			}
 		}
+		/* One version for the whole BTT, as every writer makes it. */
+		if (n && (pri.major != infos[0].major ||
+			  pri.minor != infos[0].minor)) {
+			ret = ntm_error(-EINVAL, "btt: arena %u: version %u.%u "
+					"differs from arena 0's %u.%u", n,
+					pri.major, pri.minor, infos[0].major,
+					infos[0].minor);
+			free(infos);
+			return ret;
+		}
 		if (n && (pri.external_lbasize != infos[0].external_lbasize)) {
 			ret = ntm_error(-EINVAL, "btt: arena %u: block size %u "
 					"differs from arena 0's %u", n,
@@ -700,7 +712,16 @@ static int layout_read(struct ntm_btt *b)
 		free(infos);
 		return ret;
 	}
+	if (b->want_v2 && infos[0].major != BTT2_MAJOR) {
+		ret = ntm_error(-EINVAL, "btt: the media's BTT is %u.%u, "
+				"NTM_BTT_V2 asks for 2.0", infos[0].major,
+				infos[0].minor);
+		free(infos);
+		return ret;
+	}
 	b->lbasize = infos[0].external_lbasize;
+	b->major = infos[0].major;
+	b->minor = infos[0].minor;
 	b->narena = n;
 	b->arenas = calloc(n, sizeof(*b->arenas));
 	if (!b->arenas) {
@@ -757,7 +778,7 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 	if ((cfg->flags & NTM_BTT_CREATE) && (cfg->flags & NTM_BTT_READONLY))
 		return ntm_error(-EINVAL, "btt: CREATE and READONLY together");
 	ret = NTM_CONFIG_CHECK(cfg, NTM_BTT_CREATE | NTM_BTT_READONLY |
-				   NTM_BTT_LAZY);
+				   NTM_BTT_LAZY | NTM_BTT_V2);
 	if (ret)
 		return ret;
 	if (size < 3ull * BTT_INFO_SIZE + BTT_ALIGN)
@@ -773,6 +794,9 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 	b->readonly = b->ro_flag;
 	b->persist = cfg->persist;
 	b->persist_arg = cfg->persist_arg;
+	b->want_v2 = cfg->flags & NTM_BTT_V2;
+	b->major = b->want_v2 ? BTT2_MAJOR : BTT_MAJOR;
+	b->minor = b->want_v2 ? BTT2_MINOR : BTT_MINOR;
 	if (cfg->parent_uuid) {
 		memcpy(b->parent_uuid, cfg->parent_uuid, 16);
 		b->check_parent = true;
@@ -839,6 +863,11 @@ void ntm_btt_close(struct ntm_btt *b)
 uint64_t ntm_btt_nlba(const struct ntm_btt *b)
 {
 	return b ? b->nlba : 0;
+}
+
+uint32_t ntm_btt_version(const struct ntm_btt *b)
+{
+	return b ? NTM_BTT_VERSION(b->major, b->minor) : 0;
 }
 
 uint32_t ntm_btt_lbasize(const struct ntm_btt *b)

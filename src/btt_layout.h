@@ -49,8 +49,13 @@
  *     maxlane (libpmemblk: the CPU count) in PMDK.
  *   - version: pools written by Debian's libpmemblk 1.12.1 carry major 1
  *     minor 1 (bytes 01 00 01 00 at offset 52, observed); the kernel
- *     writes 1.1 or 2.0 depending on the namespace label version. We
- *     write 1.1, as PMDK does, and accept majors 1 and 2.
+ *     writes 1.1 or 2.0 depending on the namespace label version
+ *     (drivers/nvdimm/btt_devs.c: claim class BTT2, from v1.2 labels,
+ *     means 2.0 at namespace offset 0; otherwise 1.1 at offset 4096;
+ *     each probe takes only its exact major.minor). Nothing else in the
+ *     layout differs between the two (btt.c writes the same info block,
+ *     map and flog for both). We write 1.1, as PMDK does, or 2.0 when
+ *     asked (NTM_BTT_V2), and accept majors 1 and 2.
  *
  * Map: one 32-bit entry per external LBA. Bit 31 zero flag, bit 30 error
  * flag, bits 0-29 the internal (post-map) block. Both flags set: a normal
@@ -92,8 +97,10 @@
 #define BTT_MIN_LBASIZE 512u
 #define BTT_INTERNAL_ALIGN 256u
 #define BTT_DEFAULT_NFREE 256u
-#define BTT_MAJOR 1
+#define BTT_MAJOR 1		/* what we write without NTM_BTT_V2 */
 #define BTT_MINOR 1
+#define BTT2_MAJOR 2		/* with it */
+#define BTT2_MINOR 0
 
 #define BTT_INFO_FLAG_ERROR 0x1u
 

@@ -4,7 +4,8 @@
  * 520 and 4096-byte blocks, reopen, the zero and error flags, lazy
  * layout, two arenas (arena limit lowered through the test hook), a
  * backup info block alone trusted only where it describes the range (a
- * BTT opened at the wrong offset is refused and left as it was), the
+ * BTT opened at the wrong offset is refused and left as it was), BTT
+ * 1.1 and 2.0 (NTM_BTT_V2: written, reopened, required, one per BTT), the
  * on-media facts (signature, checksum, geometry), argument errors,
  * corrupted pools (bit flips in info blocks, backup, map and flog: each
  * opens read-only or fails with a message, never crashes, never returns
@@ -367,8 +368,8 @@ static void test_config_reserved(void **state)
 		struct ntm_btt_config cfg = { .flags = NTM_BTT_CREATE };
 		char want[64];
 
-		/* Bits 0-2 are NTM_BTT_*: the first unknown one is bit 3. */
-		TU_SPOIL_CONFIG(&cfg, i, 1u << 3, want);
+		/* Bits 0-3 are NTM_BTT_*: the first unknown one is bit 4. */
+		TU_SPOIL_CONFIG(&cfg, i, 1u << 4, want);
 		b = (struct ntm_btt *)base;
 		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
 		assert_null(b);
@@ -676,6 +677,132 @@ static void test_backup_nextoff(void **state)
 
 	ntm_btt_max_arena = BTT_MAX_ARENA;
 	ntm_btt_min_arena = BTT_MIN_ARENA;
+	munmap(base, size);
+	munmap(copy, size);
+}
+
+/* --- BTT 1.1 and 2.0 ------------------------------------------------------------ */
+
+/* The version bytes (offset 52: major, minor, little-endian) at @p. */
+static void expect_version_bytes(const unsigned char *p, unsigned major,
+				 unsigned minor)
+{
+	const unsigned char want[4] = { (unsigned char)major, 0,
+					(unsigned char)minor, 0 };
+
+	assert_memory_equal(p + 52, want, 4);
+}
+
+/* Recompute the checksum of the info block at @p after an edit. */
+static void set_major(unsigned char *p, uint16_t major, uint16_t minor)
+{
+	struct btt_info i;
+
+	memcpy(&i, p, sizeof(i));
+	i.major = htole16(major);
+	i.minor = htole16(minor);
+	i.checksum = htole64(btt_info_checksum(&i));
+	memcpy(p, &i, sizeof(i));
+}
+
+static void test_version(void **state)
+{
+	size_t size = 2 * MiB + 512 * 1024;
+	unsigned char *base = region(size);
+	unsigned char *copy = region(size);
+	struct ntm_btt_config cfg = { .lbasize = 512 };
+	struct ntm_btt *b;
+	struct btt_info i;
+	uint64_t nlba, off;
+
+	(void)state;
+	/* Without the flag: 1.1, as PMDK writes. */
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	assert_int_equal(ntm_btt_version(b), NTM_BTT_VERSION(1, 1));
+	ntm_btt_close(b);
+	expect_version_bytes(base, 1, 1);
+	/* NTM_BTT_V2 on a 1.1 BTT: refused, nothing written. */
+	memcpy(copy, base, size);
+	cfg.flags = NTM_BTT_V2;
+	assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "1.1"));
+	assert_memory_equal(base, copy, size);
+
+	/* 2.0 over three arenas: every info block and backup says 2.0. */
+	ntm_btt_max_arena = 1 * MiB;
+	ntm_btt_min_arena = 256 * 1024;
+	memset(base, 0, size);
+	b = open_btt(base, size, 512, NTM_BTT_CREATE | NTM_BTT_V2);
+	assert_int_equal(ntm_btt_version(b), NTM_BTT_VERSION(2, 0));
+	nlba = ntm_btt_nlba(b);
+	fill(b, nlba, 5);
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+	ntm_btt_max_arena = BTT_MAX_ARENA;
+	ntm_btt_min_arena = BTT_MIN_ARENA;
+	for (off = 0;;) {
+		memcpy(&i, base + off, sizeof(i));
+		expect_version_bytes(base + off, 2, 0);
+		expect_version_bytes(base + off + le64toh(i.infooff), 2, 0);
+		if (!i.nextoff)
+			break;
+		off += le64toh(i.nextoff);
+	}
+	assert_int_equal(off, 2 * MiB);
+	/* Reopened with and without the flag: 2.0, every block as written. */
+	for (int with = 0; with < 2; with++) {
+		b = open_btt(base, size, 0, with ? NTM_BTT_V2 : 0);
+		assert_int_equal(ntm_btt_version(b), NTM_BTT_VERSION(2, 0));
+		assert_int_equal(ntm_btt_nlba(b), nlba);
+		assert_false(ntm_btt_readonly(b));
+		expect_filled(b, nlba, 5);
+		assert_int_equal(ntm_btt_check(b), 0);
+		ntm_btt_close(b);
+	}
+	/* The same geometry as 1.1: only the version bytes differ. */
+	memcpy(copy, base, size);
+	ntm_btt_max_arena = 1 * MiB;
+	ntm_btt_min_arena = 256 * 1024;
+	b = open_btt(copy, size, 512, NTM_BTT_CREATE);
+	ntm_btt_close(b);
+	ntm_btt_max_arena = BTT_MAX_ARENA;
+	ntm_btt_min_arena = BTT_MIN_ARENA;
+	memcpy(&i, copy, sizeof(i));
+	{
+		struct btt_info v2;
+
+		memcpy(&v2, base, sizeof(v2));
+		assert_int_equal(le32toh(v2.external_nlba),
+				 le32toh(i.external_nlba));
+		assert_int_equal(le64toh(v2.mapoff), le64toh(i.mapoff));
+		assert_int_equal(le64toh(v2.flogoff), le64toh(i.flogoff));
+		assert_int_equal(le64toh(v2.infooff), le64toh(i.infooff));
+		assert_int_equal(le64toh(v2.nextoff), le64toh(i.nextoff));
+	}
+
+	/* An arena of another version than arena 0's: refused. */
+	memcpy(copy, base, size);
+	memcpy(&i, copy + MiB, sizeof(i));
+	set_major(copy + MiB, 1, 1);
+	set_major(copy + MiB + le64toh(i.infooff), 1, 1);
+	assert_int_equal(ntm_btt_open(&b, copy, size, NULL), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "arena 1"));
+	assert_non_null(strstr(ntm_errmsg(), "version"));
+
+	/* Lazy: 2.0 before the layout, and on media after the first write. */
+	memset(base, 0, size);
+	b = open_btt(base, size, 512, NTM_BTT_LAZY | NTM_BTT_V2);
+	assert_int_equal(ntm_btt_version(b), NTM_BTT_VERSION(2, 0));
+	for (size_t k = 0; k < size; k++)
+		assert_int_equal(base[k], 0);
+	fill(b, 4, 6);
+	ntm_btt_close(b);
+	expect_version_bytes(base, 2, 0);
+	b = open_btt(base, size, 0, 0);
+	assert_int_equal(ntm_btt_version(b), NTM_BTT_VERSION(2, 0));
+	expect_filled(b, 4, 6);
+	ntm_btt_close(b);
+	assert_int_equal(ntm_btt_version(NULL), 0);
 	munmap(base, size);
 	munmap(copy, size);
 }
@@ -1094,6 +1221,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_arenas),
 		cmocka_unit_test(test_backup_position),
 		cmocka_unit_test(test_backup_nextoff),
+		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_kill),

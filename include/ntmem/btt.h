@@ -44,6 +44,18 @@ struct ntm_btt;
  * writes no BTT, so its fresh pools need this.
  */
 #define NTM_BTT_LAZY (1u << 2)
+/*
+ * BTT 2.0 instead of 1.1. The two layouts are the same but for the info
+ * blocks' version (major 2 minor 0, or major 1 minor 1) and where a
+ * namespace keeps them, which is the caller's range: the Linux kernel
+ * looks for a 1.1 BTT at namespace offset 4096 (label-less namespaces
+ * and v1.1 labels) and for a 2.0 one at offset 0 (v1.2 labels, the
+ * namespace's claim class BTT2), and ignores the other version there.
+ * With NTM_BTT_CREATE or a lazy layout: write 2.0 (without: 1.1, as
+ * PMDK's libpmemblk does). Opening a BTT already there: it must be 2.0
+ * (-EINVAL otherwise); without the flag either version opens.
+ */
+#define NTM_BTT_V2 (1u << 3)
 
 struct ntm_btt_config {
 	uint32_t lbasize;	/* external block size; 0 means 512 (on
@@ -95,6 +107,13 @@ int ntm_btt_open(struct ntm_btt **btt, void *base, size_t size,
 void ntm_btt_close(struct ntm_btt *btt);
 
 uint64_t ntm_btt_nlba(const struct ntm_btt *btt);	/* external blocks */
+/*
+ * The BTT's version, major << 16 | minor: NTM_BTT_VERSION(1, 1) or
+ * NTM_BTT_VERSION(2, 0) (what the media's info blocks say; a lazy BTT
+ * not laid out yet: the version it will write). 0 for NULL.
+ */
+#define NTM_BTT_VERSION(major, minor) ((uint32_t)(major) << 16 | (minor))
+uint32_t ntm_btt_version(const struct ntm_btt *btt);
 uint32_t ntm_btt_lbasize(const struct ntm_btt *btt);
 bool ntm_btt_readonly(const struct ntm_btt *btt);
 
