@@ -136,8 +136,7 @@ static void calls_reset(void)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/ntmem-bb-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_scratch_dir(dir, sizeof(dir), "ntmem-bb");
 }
 
 static int teardown(void **state)
@@ -200,17 +199,25 @@ static const char *list_of(struct ntm_blk *blk)
 	return buf;
 }
 
+/* Why the tests of the emulated list skip on a DAX scratch directory. */
+#define NEEDS_EMULATED "an emulated namespace (its bad sectors are in " \
+	"PATH.badblocks; an fsdax one's are the kernel's)"
+
 struct emu {
 	char path[PATH_MAX], list[PATH_MAX];
 	struct ntm_ns *ns;
 	struct ntm_blk *blk;
 };
 
-/* An emulated namespace "emu" in the test directory, and its device. */
+/*
+ * An emulated namespace "emu" in the test directory, and its device (the
+ * calling test is skipped when the directory is DAX: no emulation there).
+ */
 static void emu_open(struct emu *e, const char *list_text)
 {
 	int ret;
 
+	tu_skip_on_dax(dir, NEEDS_EMULATED);
 	snprintf(e->path, sizeof(e->path), "%s/emu", dir);
 	snprintf(e->list, sizeof(e->list), "%s/emu.badblocks", dir);
 	if (list_text)
@@ -336,6 +343,7 @@ static void test_load_refuses(void **state)
 	int ret;
 
 	(void)state;
+	tu_skip_on_dax(dir, NEEDS_EMULATED);
 	snprintf(e.path, sizeof(e.path), "%s/emu", dir);
 	snprintf(e.list, sizeof(e.list), "%s/emu.badblocks", dir);
 	assert_int_equal(ntm_ns_create(&ns, e.path, DEV_SIZE, 4096,

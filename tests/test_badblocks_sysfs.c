@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "badblocks.h"
+#include "testutil.h"
 
 #define REGION0 0x100000000ull		/* region0's first byte */
 #define WINDOW (REGION0 + (1u << 20))	/* the device: sector 2048 on */
@@ -99,12 +100,12 @@ static void put(const char *root, const char *rel, const char *text)
 
 static void test_devdax_tree(void **state)
 {
-	char root[] = "/tmp/ntmem-sysfs-XXXXXX", cmd[600], res[32];
+	char root[128], cmd[600], res[32];
 	struct got g = { .count = 0 };
 	dev_t dev = makedev(250, 3);
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
+	assert_int_equal(tu_scratch_dir(root, sizeof(root), "ntmem-sysfs"), 0);
 
 	/* No tree at all: no list, no error. */
 	assert_int_equal(ntm_badblocks_devdax(root, dev, WINDOW_SIZE, collect, &g), 0);

@@ -13,7 +13,8 @@
  *               opened, of a length that is not a multiple of 2 MiB and
  *               with a 4 KiB namespace alignment, starts on a 2 MiB
  *               boundary, while ntm_ns_align() still says 4 KiB.
- *   create_*    ntm_ns_create() in a fresh mkdtemp() directory under /tmp:
+ *   create_*    ntm_ns_create() in a fresh scratch directory
+ *               (tu_scratch_dir(): $NTMEM_TEST_SCRATCH, default /tmp):
  *               the file is sparse, size/align/kind/path are reported, the
  *               kind (fsdax on a DAX file system, file elsewhere) agrees
  *               with ntm_ns_cpu_durable(), data written through the mapping
@@ -40,6 +41,8 @@
  *               /proc/self/smaps shows the written pages dirty before and
  *               none after, which only an msync() (or writeback) can do.
  *               On tmpfs (/dev/shm) it is CPU-durable, a plain file not.
+ *               On a DAX file system ($NTMEM_TEST_SCRATCH_DAX; skipped
+ *               unset) it is fsdax: the real thing beats the emulation.
  *   descriptors_*  an opened, emulated or created namespace keeps no
  *               descriptor (a temporary one keeps one: its file has no
  *               name left); a BTT's blocks are reserved through the path,
@@ -98,8 +101,7 @@ static void path_in_dir(char *out, size_t n, const char *name)
 static int dir_setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/ntmem-test-ns-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_scratch_dir(dir, sizeof(dir), "ntmem-test-ns");
 }
 
 /* Remove what the tests left (they clean up, unless one failed midway). */
@@ -719,7 +721,11 @@ static void check_huge_base(struct ntm_ns *ns, const char *what)
 		fail_msg("%s, %zu bytes: base %#lx is not 2 MiB aligned", what,
 			 ntm_ns_size(ns), (unsigned long)b);
 	assert_int_equal(b % PG, 0);
-	assert_int_equal(ntm_ns_align(ns), PG);
+	/* A DAX file of whole 2 MiB pages is an fsdax namespace of 2 MiB. */
+	if (ntm_ns_kind(ns) == NTM_NS_FSDAX && ntm_ns_size(ns) % (2 * MiB) == 0)
+		assert_int_equal(ntm_ns_align(ns), 2 * MiB);
+	else
+		assert_int_equal(ntm_ns_align(ns), PG);
 }
 
 /*
@@ -887,6 +893,41 @@ static void test_emulated_tmpfs(void **state)
 	}
 }
 
+/*
+ * The real thing beats the emulation: NTM_NS_EMULATE on a DAX file gives
+ * an fsdax namespace, CPU-durable, created or opened (read-only too).
+ * Needs $NTMEM_TEST_SCRATCH_DAX (a directory on a DAX file system).
+ */
+static void test_emulated_dax(void **state)
+{
+	static const unsigned open_flags[] = {
+		NTM_NS_EMULATE, NTM_NS_EMULATE | NTM_NS_READONLY,
+	};
+	char ddir[128], path[160];
+	struct ntm_ns *ns = NULL;
+	int ret;
+
+	(void)state;
+	ret = tu_scratch_dax_dir(ddir, sizeof(ddir), "ntmem-test-ns-dax");
+	if (ret > 0)
+		skip();
+	assert_int_equal(ret, 0);
+	snprintf(path, sizeof(path), "%s/ns", ddir);
+	assert_int_equal(ntm_ns_create(&ns, path, 4 * MiB, PG, NTM_NS_EMULATE), 0);
+	assert_int_equal(ntm_ns_kind(ns), NTM_NS_FSDAX);
+	assert_true(ntm_ns_cpu_durable(ns));
+	memset(ntm_ns_base(ns), 0x5d, PG);
+	assert_int_equal(ntm_ns_persist(ns, ntm_ns_base(ns), PG), 0);
+	ntm_ns_close(ns);
+	for (size_t i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++) {
+		assert_int_equal(ntm_ns_open(&ns, path, open_flags[i]), 0);
+		assert_int_equal(ntm_ns_kind(ns), NTM_NS_FSDAX);
+		assert_int_equal(((unsigned char *)ntm_ns_base(ns))[PG - 1], 0x5d);
+		ntm_ns_close(ns);
+	}
+	assert_int_equal(tu_remove_tree(ddir), 0);
+}
+
 /* --- names and messages ------------------------------------------------- */
 
 
@@ -921,9 +962,15 @@ static void test_descriptors_none_kept(void **state)
 	ntm_ns_close(ns);
 	assert_int_equal(unlink(path), 0);
 
+	/*
+	 * Only a file or emulated one reserves blocks through its file, so
+	 * only there does the unlinked file need a descriptor: an fsdax one
+	 * (the scratch directory on DAX) keeps none either.
+	 */
 	assert_int_equal(ntm_ns_create(&ns, path, 4 * PG, PG,
 				       NTM_NS_TEMPORARY), 0);
-	assert_int_equal(tu_open_fds(), before + 1);
+	assert_int_equal(tu_open_fds(),
+			 before + (ntm_ns_kind(ns) == NTM_NS_FSDAX ? 0 : 1));
 	ntm_ns_close(ns);
 	assert_int_equal(tu_open_fds(), before);
 }
@@ -943,6 +990,8 @@ static void test_descriptors_reserve_by_path(void **state)
 	struct stat st;
 
 	(void)state;
+	tu_skip_on_dax(dir, "an emulated namespace (an fsdax one reserves "
+		       "nothing through its path)");
 	path_in_dir(path, sizeof(path), "sparse");
 	path_in_dir(other, sizeof(other), "existing");
 	assert_int_equal(ntm_ns_create(&ns, path, 16 * MiB, PG, NTM_NS_EMULATE), 0);
@@ -1038,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(test_huge_alignment),
 		cmocka_unit_test(test_emulated_disk),
 		cmocka_unit_test(test_emulated_tmpfs),
+		cmocka_unit_test(test_emulated_dax),
 		cmocka_unit_test(test_descriptors_none_kept),
 		cmocka_unit_test(test_descriptors_reserve_by_path),
 		cmocka_unit_test(test_kind_names),

@@ -108,6 +108,7 @@ static inline void tu_unmap_fenced(unsigned char *p, size_t len)
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -194,6 +195,115 @@ static inline void tu_check_file_bytes(const char *path, size_t off,
 			 path, off + at, buf[at], want[at]);
 	free(buf);
 }
+
+/*
+ * Scratch directories. A test's files go in a fresh directory under
+ * $NTMEM_TEST_SCRATCH (default /tmp), which may be on any file system,
+ * DAX included: a file on DAX is mapped as the real thing, fsdax, even
+ * with NTM_NS_EMULATE (ntm_ns_open(3)), so a test that needs an emulated
+ * namespace (its PATH.badblocks list, its msync() durability, its
+ * page-size mapping) says so with tu_skip_on_dax() and is skipped there.
+ * The same programs thus run on the host and on a real kernel's DAX file
+ * system. $NTMEM_TEST_SCRATCH_DAX names a DAX directory for the tests of
+ * the real thing (tu_scratch_dax_dir()); unset, they skip.
+ */
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+/*
+ * Whether files in @dir are DAX, by the library's own test: a writable
+ * MAP_SYNC mapping of a page of a file there succeeds only on DAX.
+ */
+static inline bool tu_dir_is_dax(const char *dir)
+{
+	char probe[PATH_MAX];
+	bool dax = false;
+	void *m;
+	int fd;
+
+	snprintf(probe, sizeof(probe), "%s/.tu-dax-probe-%d", dir, (int)getpid());
+	fd = open(probe, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fail_msg("cannot create %s: %s", probe, strerror(errno));
+	unlink(probe);
+	if (ftruncate(fd, 4096) == 0) {
+		m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+		dax = m != MAP_FAILED;
+		if (dax)
+			munmap(m, 4096);
+	}
+	close(fd);
+	return dax;
+}
+
+/* mkdtemp() of @base/@name-XXXXXX into @dir; 0 or -1, saying why. */
+static inline int tu_mkdtemp_in(char *dir, size_t len, const char *base,
+				const char *name)
+{
+	if ((size_t)snprintf(dir, len, "%s/%s-XXXXXX", base, name) >= len) {
+		fprintf(stderr, "scratch directory %s/%s-XXXXXX: longer than "
+			"%zu bytes\n", base, name, len - 1);
+		return -1;
+	}
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "cannot make %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A fresh scratch directory @name-XXXXXX in $NTMEM_TEST_SCRATCH (default
+ * /tmp), into @dir of @len bytes: 0, or -1 when it cannot be made (said
+ * on stderr; a group setup's failure fails the group's tests).
+ */
+static inline int tu_scratch_dir(char *dir, size_t len, const char *name)
+{
+	const char *base = getenv("NTMEM_TEST_SCRATCH");
+
+	return tu_mkdtemp_in(dir, len, base && *base ? base : "/tmp", name);
+}
+
+/*
+ * A fresh scratch directory in $NTMEM_TEST_SCRATCH_DAX: 0; 1 when the
+ * variable is unset (no DAX file system here: the caller skips); -1 when
+ * it cannot be made or is not DAX (a misnamed directory fails, never
+ * passes as a skip).
+ */
+static inline int tu_scratch_dax_dir(char *dir, size_t len, const char *name)
+{
+	const char *base = getenv("NTMEM_TEST_SCRATCH_DAX");
+
+	if (!base || !*base)
+		return 1;
+	if (tu_mkdtemp_in(dir, len, base, name))
+		return -1;
+	if (!tu_dir_is_dax(dir)) {
+		fprintf(stderr, "NTMEM_TEST_SCRATCH_DAX=%s is not on a DAX file "
+			"system\n", base);
+		rmdir(dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Skip the calling test when @dir is on DAX: @needs says what it needs
+ * that only a non-DAX (emulated) namespace has.
+ */
+#define tu_skip_on_dax(dir, needs)                                            \
+	do {                                                                  \
+		if (tu_dir_is_dax(dir)) {                                     \
+			print_message("skipped: %s is DAX, and this test "    \
+				      "needs %s\n", (dir), (needs));          \
+			skip();                                               \
+		}                                                             \
+	} while (0)
 #endif
 
 /*
