@@ -48,6 +48,13 @@ struct ntm_ns {
 	/* cpu_cache: persisting only fences; read on each call (settable) */
 	enum ntm_persist_domain domain;
 	/*
+	 * On an asynchronous nd region (virtio-pmem): no write-back makes a
+	 * store durable, only a flush request to the host, sent through the
+	 * region's deep_flush attribute (named here).
+	 */
+	bool async;
+	char region[32];
+	/*
 	 * A temporary namespace's file, which has no name left to open it
 	 * by; -1 for every other namespace, which keeps no descriptor (a
 	 * program may hold more mappings than it may open files).
@@ -292,28 +299,38 @@ static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
  * ntm_ns_persist_domain() in ntmem/ns.h); @st is what fstat() said of the
  * device or file. The override wins, so a platform sysfs misreports can be
  * corrected, or an emulated namespace made to stand in for eADR pmem.
+ * Whatever the override says, a devdax or fsdax namespace on an
+ * asynchronous region is marked so (@ns->async): no domain makes a store
+ * there durable without the host.
  */
-static enum ntm_persist_domain initial_domain(const struct ntm_ns *ns,
+static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
 					      const struct stat *st)
 {
 	enum ntm_persist_domain over = ntm_dispatch()->domain_override;
-	int d;
+	struct ntm_nd_region r;
+	int found;
 
-	if (over != NTM_PERSIST_NONE)
-		return over;
 	switch (ns->kind) {
 	case NTM_NS_DEVDAX:
 	case NTM_NS_FSDAX:
-		d = ntm_persist_domain_of_dev(ntm_sysfs_root,
-					      ns->kind == NTM_NS_DEVDAX ?
+		found = ntm_nd_region_of_dev(ntm_sysfs_root,
+					     ns->kind == NTM_NS_DEVDAX ?
 						st->st_rdev : st->st_dev,
-					      ns->kind == NTM_NS_DEVDAX);
+					     ns->kind == NTM_NS_DEVDAX, &r);
+		if (found > 0 && r.async) {
+			ns->async = true;
+			snprintf(ns->region, sizeof(ns->region), "%s", r.name);
+		}
+		if (over != NTM_PERSIST_NONE)
+			return over;
 		/* Unreadable: write back, which is never wrong. */
-		return d < 0 ? NTM_PERSIST_NONE : (enum ntm_persist_domain)d;
+		return found <= 0 || r.domain < 0 ? NTM_PERSIST_NONE :
+						   (enum ntm_persist_domain)r.domain;
 	case NTM_NS_EMULATED:
-		return NTM_PERSIST_MEMORY_CONTROLLER;
+		return over != NTM_PERSIST_NONE ? over :
+						  NTM_PERSIST_MEMORY_CONTROLLER;
 	default:
-		return NTM_PERSIST_NONE;
+		return over;
 	}
 }
 
@@ -628,6 +645,8 @@ const char *ntm_ns_kind_name(enum ntm_ns_kind kind)
 
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
 {
+	if (ns->async)
+		return false;	/* the host's page cache holds the stores */
 	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX ||
 	       (ns->kind == NTM_NS_EMULATED && ns->cache_is_media);
 }
@@ -673,6 +692,36 @@ bool ntm_ns_page_cached(const struct ntm_ns *ns)
 }
 
 /*
+ * Make the stores in @ns, an asynchronous (virtio-pmem) devdax namespace,
+ * durable: they are in the host's page cache, which only a flush request
+ * writes out. A device has no fsync() to send one (msync() of it fails),
+ * and the 6.1 kernel hides the region's deep_flush, which would (it shows
+ * it only for regions with DIMMs): then no durable path exists, and this
+ * says so rather than return as if the data were safe. Where deep_flush
+ * exists, it is used: a system call and a host fsync() of its whole file
+ * per persist.
+ */
+static int host_flush(const struct ntm_ns *ns, const void *p, size_t n)
+{
+	int ret = ntm_nd_region_deep_flush(ntm_sysfs_root, ns->region);
+
+	if (ret == -EOPNOTSUPP)
+		return ntm_error(ret, "range %p+%zu: namespace '%s' is on an "
+				 "asynchronous region (%s, virtio-pmem): only the "
+				 "host makes writes durable, and a devdax device "
+				 "has no durable path to it (no fsync, no "
+				 "deep_flush)", p, n, ns->path, ns->region);
+	if (ret)
+		return ntm_error(ret, "range %p+%zu: namespace '%s' is on an "
+				 "asynchronous region (%s, virtio-pmem): only the "
+				 "host makes writes durable, and "
+				 "%s/bus/nd/devices/%s/deep_flush cannot ask it",
+				 p, n, ns->path, ns->region, ntm_sysfs_root,
+				 ns->region);
+	return 0;
+}
+
+/*
  * The one persist policy of a namespace; @lines_dirty: the stores may have
  * left lines of the range in the CPU cache (anything but ntm_ns_copy()).
  */
@@ -699,7 +748,9 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 		ntm_flush_lines(p, n);
 	/* Orders the write-backs and NT stores before what follows. */
 	ntm_arch_drain();
-	if (ntm_ns_page_cached(ns)) {
+	if (ns->async && ns->kind == NTM_NS_DEVDAX)
+		return host_flush(ns, p, n);
+	if (ntm_ns_page_cached(ns) || ns->async) {
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))

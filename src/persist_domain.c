@@ -22,16 +22,28 @@
  * name, keeps a CXL bus region (also called regionN) from being taken for
  * the nd region below it.
  *
+ * A region's parent directory is its nd bus (ndbusN), whose provider
+ * attribute names the driver that registered it. virtio-pmem's regions
+ * are the one kind the kernel marks ND_REGION_ASYNC: a host file mapped
+ * into the guest, which no cache write-back makes durable, only a flush
+ * request to the host (sysfs shows no flag for it; the provider is what
+ * tells). Writing 1 to a region's deep_flush calls nvdimm_flush(), which
+ * there sends that request; but the kernel shows the attribute only for
+ * regions with DIMMs (6.1's nvdimm_has_flush()), and virtio-pmem's have
+ * none: a devdax device there has no durable path at all.
+ *
  * libc only: `ntmem info` compiles this file into the tool as well.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "env.h"
 #include "ntmem/embed.h"
@@ -125,16 +137,63 @@ int ntm_persist_domain_regions(const char *root,
 	return ret ? ret : n;
 }
 
-int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr)
+/* The first line of @path into @buf ("" when it cannot be read). */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Buses whose regions the kernel registers with ND_REGION_ASYNC. */
+static bool provider_is_async(const char *provider)
+{
+	return strcmp(provider, "virtio-pmem") == 0;
+}
+
+void ntm_nd_region_read(const char *root, const char *name,
+			struct ntm_nd_region *out)
+{
+	char path[PATH_MAX + 16], region_path[PATH_MAX];
+	char *slash;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->domain = region_domain(root, name);
+	snprintf(path, sizeof(path), "%s/bus/nd/devices/%s/deep_flush", root, name);
+	out->deep_flush = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/bus/nd/devices/%s", root, name);
+	if (!realpath(path, region_path))
+		return;
+	slash = strrchr(region_path, '/');
+	if (!slash || slash == region_path)
+		return;
+	*slash = '\0';
+	if (strncmp(strrchr(region_path, '/') + 1, "ndbus", 5) != 0)
+		return;		/* not below an nd bus: nothing to say of it */
+	snprintf(out->bus, sizeof(out->bus), "%s", strrchr(region_path, '/') + 1);
+	snprintf(path, sizeof(path), "%s/provider", region_path);
+	read_line(path, out->provider, sizeof(out->provider));
+	out->async = provider_is_async(out->provider);
+}
+
+int ntm_nd_region_of_dev(const char *root, dev_t dev, bool chr,
+			 struct ntm_nd_region *out)
 {
 	char path[PATH_MAX], dev_path[PATH_MAX], region_path[PATH_MAX];
 	struct dirent **names;
-	int n, ret = NTM_PERSIST_NONE;
+	int n, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/dev/%s/%u:%u", root,
 		 chr ? "char" : "block", major(dev), minor(dev));
 	if (!realpath(path, dev_path))
-		return NTM_PERSIST_NONE;	/* no such device in sysfs */
+		return 0;	/* no such device in sysfs */
 	n = list_regions(root, &names);
 	for (int i = 0; i < n; i++) {
 		size_t len;
@@ -146,12 +205,40 @@ int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr)
 		len = strlen(region_path);
 		if (strncmp(dev_path, region_path, len) == 0 &&
 		    dev_path[len] == '/') {
-			ret = region_domain(root, names[i]->d_name);
+			ntm_nd_region_read(root, names[i]->d_name, out);
+			ret = 1;
 			break;
 		}
 	}
 	free_regions(names, n > 0 ? n : 0);
 	return n < 0 ? n : ret;
+}
+
+int ntm_nd_region_deep_flush(const char *root, const char *name)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/bus/nd/devices/%s/deep_flush", root,
+		 name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EOPNOTSUPP : -errno;
+	/* The kernel flushes inside this write; its error is the flush's. */
+	if (write(fd, "1\n", 2) != 2)
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr)
+{
+	struct ntm_nd_region r;
+	int ret = ntm_nd_region_of_dev(root, dev, chr, &r);
+
+	if (ret <= 0)
+		return ret < 0 ? ret : NTM_PERSIST_NONE;
+	return r.domain;
 }
 
 /* The weakest domain read so far, and the first error of one unread. */

@@ -22,6 +22,43 @@ extern const char *ntm_sysfs_root;
  * empty; a negative errno when the attribute cannot be read.
  */
 int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
+
+/*
+ * What sysfs says of one nd region: its domain, and the bus it is on. A
+ * region on an asynchronous bus (the kernel's ND_REGION_ASYNC: today
+ * virtio-pmem's) is a host file mapped into the guest: a store reaches
+ * the host's page cache, and only a flush request, which makes the host
+ * fsync that file, makes it durable. No CPU instruction does.
+ */
+struct ntm_nd_region {
+	char name[32];		/* "region1" */
+	char bus[32];		/* "ndbus1"; "" when not found */
+	char provider[64];	/* the bus's provider: "ACPI.NFIT", "virtio-pmem" */
+	int domain;		/* enum ntm_persist_domain, or -errno */
+	bool async;		/* only a flush request to the host persists */
+	bool deep_flush;	/* it has a deep_flush attribute */
+};
+
+/* Region @name under @root into @out; its bus's files may be missing. */
+void ntm_nd_region_read(const char *root, const char *name,
+			struct ntm_nd_region *out);
+/*
+ * The nd region holding device @dev (as ntm_persist_domain_of_dev()):
+ * 1 and @out filled, 0 when no nd region holds it, or a negative errno
+ * when the nd bus cannot be listed.
+ */
+int ntm_nd_region_of_dev(const char *root, dev_t dev, bool chr,
+			 struct ntm_nd_region *out);
+/*
+ * Ask the platform to flush region @name: "1" written to its deep_flush
+ * attribute, which makes the kernel call nvdimm_flush() (on virtio-pmem
+ * a flush request the host answers once it has fsync()ed its file; but
+ * 6.1 shows the attribute only for regions with DIMMs, which virtio-pmem's
+ * have not). 0, or
+ * -EOPNOTSUPP without the attribute, or the -errno of opening or writing
+ * it (-EACCES for a user who may not write sysfs).
+ */
+int ntm_nd_region_deep_flush(const char *root, const char *name);
 /*
  * @fn(@arg, name, domain) for each nd region under @root, in name order
  * (region2 before region10): domain is an enum ntm_persist_domain, or a

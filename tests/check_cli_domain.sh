@@ -94,6 +94,34 @@ grep -q '^environment: *NTMEM_PERSIST_DOMAIN=eadr ignored.*memory_controller|cpu
 grep -q '^persist domain: *memory_controller' "$out" &&
 	ok "an ignored domain leaves memory_controller" || bad "ignored domain"
 
+# A virtio-pmem bus beside an NFIT one, as a guest with both sees them: the
+# bus is the region's parent, its provider says which driver made it.
+vsys=$tmp/vsys
+mkdir -p "$vsys/devices/ACPI0012:00/ndbus0/region0" \
+	"$vsys/devices/virtio1/ndbus1/region1" "$vsys/bus/nd/devices"
+echo ACPI.NFIT >"$vsys/devices/ACPI0012:00/ndbus0/provider"
+echo virtio-pmem >"$vsys/devices/virtio1/ndbus1/provider"
+# No deep_flush: 6.1 shows it only for regions with DIMMs, and
+# virtio-pmem's have none.
+ln -s "../../../devices/ACPI0012:00/ndbus0/region0" "$vsys/bus/nd/devices/region0"
+ln -s "../../../devices/virtio1/ndbus1/region1" "$vsys/bus/nd/devices/region1"
+expect 0 "info --sysfs (virtio-pmem bus)" "$ntmem" info --sysfs "$vsys"
+if grep -q '^nd regions: *region0 none$' "$out" &&
+	grep -q '^ *region1 none; virtio-pmem bus ndbus1: never cpu-durable, only the host makes stores durable (fsdax: msync/fsync; devdax: no durable path, the region has no deep_flush)$' "$out"
+then ok "info names the virtio-pmem bus and why its region is never cpu-durable"
+else bad "info virtio-pmem region line"; sed 's/^/# /' "$out"; fi
+expect 0 "info --json --sysfs (virtio-pmem bus)" "$ntmem" info --json --sysfs "$vsys"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+got = [(r["name"], r.get("bus"), r.get("provider"), r.get("async"))
+       for r in doc["regions"]]
+assert got == [("region0", "ndbus0", "ACPI.NFIT", False),
+               ("region1", "ndbus1", "virtio-pmem", True)], got
+PY
+then ok "info --json: each region's bus, provider and async"
+else bad "info --json virtio-pmem region"; sed 's/^/# /' "$out"; fi
+
 # --- bench blk --domain ----------------------------------------------------
 
 expect 0 "bench blk --domain cpu_cache (tiny)" "$ntmem" bench blk --size 16m \

@@ -12,7 +12,8 @@
  * kernels hide it then), or one that cannot be read (a directory, which
  * fails even for root). A CXL-style bus region, named regionN too but not
  * an nd region, holds an nd region: the device below must get the nd
- * region's domain, not the outer one's.
+ * region's domain, not the outer one's. A second tree has a virtio-pmem
+ * bus beside an NFIT one: its regions are asynchronous.
  *
  * NTMEM_TEST_EXPECT_DOMAIN (meson runs the test with and without
  * NTMEM_PERSIST_DOMAIN=cpu_cache) is the override the process must see;
@@ -140,6 +141,65 @@ static void test_of_dev(void **state)
 			 NTM_PERSIST_NONE);
 	assert_int_equal(ntm_persist_domain_of_dev(root, makedev(250, 0), false),
 			 NTM_PERSIST_NONE);
+}
+
+/*
+ * A guest's two buses: an NFIT one and virtio-pmem's, whose region the
+ * kernel marks asynchronous. sysfs shows it only in the bus's provider.
+ */
+static void test_virtio_bus(void **state)
+{
+	char vroot[] = "/tmp/ntmem-domain-virtio-XXXXXX", path[128], text[8] = "";
+	struct ntm_nd_region r;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(vroot));
+	st_region(vroot, "ACPI0012:00/ndbus0", "region0", "memory_controller\n");
+	st_put(vroot, "devices/ACPI0012:00/ndbus0/provider", "ACPI.NFIT\n");
+	st_region(vroot, "pci0000:00/virtio1/ndbus1", "region1", NULL);
+	st_put(vroot, "devices/pci0000:00/virtio1/ndbus1/provider", "virtio-pmem\n");
+	st_put(vroot, "devices/pci0000:00/virtio1/ndbus1/region1/deep_flush", "1\n");
+	st_dir(vroot, "devices/ACPI0012:00/ndbus0/region0/dax0.0/dax0.0");
+	st_link(vroot, "dev/char/250:0",
+		"../../devices/ACPI0012:00/ndbus0/region0/dax0.0/dax0.0");
+	st_dir(vroot, "devices/pci0000:00/virtio1/ndbus1/region1/dax1.0/dax1.0");
+	st_link(vroot, "dev/char/250:1",
+		"../../devices/pci0000:00/virtio1/ndbus1/region1/dax1.0/dax1.0");
+	st_dir(vroot, "devices/pci0000:00/virtio1/ndbus1/region1/namespace1.0/block/pmem1");
+	st_link(vroot, "dev/block/259:1",
+		"../../devices/pci0000:00/virtio1/ndbus1/region1/namespace1.0/block/pmem1");
+
+	assert_int_equal(ntm_nd_region_of_dev(vroot, makedev(250, 0), true, &r), 1);
+	assert_string_equal(r.name, "region0");
+	assert_string_equal(r.bus, "ndbus0");
+	assert_string_equal(r.provider, "ACPI.NFIT");
+	assert_int_equal(r.domain, NTM_PERSIST_MEMORY_CONTROLLER);
+	assert_false(r.async);
+	assert_false(r.deep_flush);
+	/* devdax and fsdax on virtio-pmem: asynchronous, no domain. */
+	assert_int_equal(ntm_nd_region_of_dev(vroot, makedev(250, 1), true, &r), 1);
+	assert_string_equal(r.name, "region1");
+	assert_string_equal(r.bus, "ndbus1");
+	assert_string_equal(r.provider, "virtio-pmem");
+	assert_int_equal(r.domain, NTM_PERSIST_NONE);
+	assert_true(r.async);
+	assert_true(r.deep_flush);
+	assert_int_equal(ntm_nd_region_of_dev(vroot, makedev(259, 1), false, &r), 1);
+	assert_true(r.async);
+	assert_int_equal(ntm_nd_region_of_dev(vroot, makedev(259, 9), false, &r), 0);
+
+	/* The flush request: "1" written to deep_flush; none without it. */
+	assert_int_equal(ntm_nd_region_deep_flush(vroot, "region1"), 0);
+	snprintf(path, sizeof(path),
+		 "%s/devices/pci0000:00/virtio1/ndbus1/region1/deep_flush", vroot);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, "1\n");
+	assert_int_equal(ntm_nd_region_deep_flush(vroot, "region0"), -EOPNOTSUPP);
+	assert_int_equal(tu_remove_tree(vroot), 0);
 }
 
 struct seen {
@@ -353,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_of_dev),
+		cmocka_unit_test(test_virtio_bus),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_all_cpu_cache),
 		cmocka_unit_test(test_env),

@@ -33,23 +33,20 @@ static const char *isa_of_inline_path(void)
 #endif
 }
 
-/* The nd regions' persistence domains, as read under ntm_sysfs_root. */
+/* The nd regions (domain, bus), as read under ntm_sysfs_root. */
 struct region_list {
 	int n;
-	struct region_row {
-		char name[64];
-		int domain;	/* enum ntm_persist_domain, or -errno */
-	} row[64];
+	struct ntm_nd_region row[64];
 };
 
 static int add_region(void *arg, const char *name, int domain)
 {
 	struct region_list *l = arg;
 
+	(void)domain;	/* read again with the bus, below */
 	if (l->n == (int)(sizeof(l->row) / sizeof(l->row[0])))
 		return 1;	/* a machine with more is listed in part */
-	snprintf(l->row[l->n].name, sizeof(l->row[l->n].name), "%s", name);
-	l->row[l->n++].domain = domain;
+	ntm_nd_region_read(ntm_sysfs_root, name, &l->row[l->n++]);
 	return 0;
 }
 
@@ -88,10 +85,19 @@ static void print_domains_text(const struct ntm_env *env)
 	else if (l.n == 0)
 		printf("nd regions:       none found in %s/bus/nd/devices\n",
 		       ntm_sysfs_root);
-	for (int i = 0; i < l.n; i++)
-		printf("%s%s %s\n", i ? "                  " : "nd regions:       ",
+	for (int i = 0; i < l.n; i++) {
+		printf("%s%s %s", i ? "                  " : "nd regions:       ",
 		       l.row[i].name,
 		       region_domain_text(l.row[i].domain, buf, sizeof(buf)));
+		/* Whatever its domain says: no write-back reaches the host. */
+		if (l.row[i].async)
+			printf("; %s bus %s: never cpu-durable, only the host "
+			       "makes stores durable (fsdax: msync/fsync; "
+			       "devdax: %s)", l.row[i].provider, l.row[i].bus,
+			       l.row[i].deep_flush ? "the region's deep_flush" :
+			       "no durable path, the region has no deep_flush");
+		printf("\n");
+	}
 }
 
 static void print_text(const struct ntm_env *env)
@@ -155,7 +161,16 @@ static void print_domains_json(const struct ntm_env *env)
 			(enum ntm_persist_domain)env->persist_domain));
 	printf("  \"regions\": [");
 	for (int i = 0; i < l.n; i++) {
-		printf("%s{\"name\": ", i ? ", " : "");
+		printf("%s{", i ? ", " : "");
+		/* Before the name: "name", "persistence_domain" stay adjacent. */
+		if (l.row[i].bus[0]) {
+			printf("\"bus\": ");
+			report_json_string(stdout, l.row[i].bus);
+			printf(", \"provider\": ");
+			report_json_string(stdout, l.row[i].provider);
+			printf(", \"async\": %s, ", l.row[i].async ? "true" : "false");
+		}
+		printf("\"name\": ");
 		report_json_string(stdout, l.row[i].name);
 		if (l.row[i].domain >= 0)
 			printf(", \"persistence_domain\": \"%s\"}",

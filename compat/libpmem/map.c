@@ -10,6 +10,11 @@
  * consults (PMEM_IS_PMEM_FORCE overrides it either way) and that
  * pmem_unmap() trims: like PMDK's, it unmaps exactly the pages it is given,
  * so a mapping can be split, and whatever is left keeps its answer.
+ *
+ * A devdax device on an asynchronous region (virtio-pmem) is not pmem
+ * (ntm_ns_cpu_durable() is false: only the host makes stores durable), so
+ * a program calls pmem_msync(), which asks the host there through
+ * ntm_ns_persist() (a device's msync() would do nothing).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -524,9 +529,44 @@ int pmem_is_pmem(const void *addr, size_t len)
 	return pmem;
 }
 
+/*
+ * The namespace of a registered devdax range holding @addr that is not
+ * pmem: on an asynchronous (virtio-pmem) region, where msync() of a device
+ * does nothing durable and only ntm_ns_persist() asks the host. NULL for
+ * every other address.
+ */
+static struct ntm_ns *host_flushed_ns(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct ntm_ns *ns = NULL;
+
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < nranges && ranges[i].start <= a; i++)
+		if (a < ranges[i].end && !ranges[i].pmem &&
+		    ntm_ns_kind(ranges[i].own->ns) == NTM_NS_DEVDAX)
+			ns = ranges[i].own->ns;
+	pthread_mutex_unlock(&registry_lock);
+	return ns;
+}
+
 int pmem_msync(const void *addr, size_t len)
 {
 	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+	struct ntm_ns *ns = host_flushed_ns(addr);
+
+	if (ns) {
+		uintptr_t end = (uintptr_t)ntm_ns_base(ns) + ntm_ns_size(ns);
+		size_t n = len < end - (uintptr_t)addr ? len : end - (uintptr_t)addr;
+		int ret = ntm_ns_persist(ns, addr, n);
+
+		if (ret) {
+			pmem_set_error("msync %p+%zu: %s", addr, len, ntm_errmsg());
+			errno = -ret;
+			return -1;
+		}
+		ntm_watch_synced(addr, len);
+		return 0;
+	}
 
 	/* msync() wants a page-aligned start: widen the range down to it. */
 	if (msync((void *)start, len + ((uintptr_t)addr - start), MS_SYNC)) {

@@ -142,7 +142,11 @@ const char *ntm_ns_path(const struct ntm_ns *ns);
  * durable, a cache line, not a page, at a time: devdax, fsdax, and an
  * emulated namespace on tmpfs or hugetlbfs. False for anything else,
  * including an emulated namespace on a disk file system, which needs
- * ntm_ns_persist() (it msync()s).
+ * ntm_ns_persist() (it msync()s), and any namespace on an asynchronous
+ * nd region (virtio-pmem), which only a flush request to the host makes
+ * durable: ntm_ns_persist() sends it (msync() for a file; for devdax the
+ * region's deep_flush attribute, which Linux 6.1 does not show there:
+ * then it fails -EOPNOTSUPP, no durable path exists).
  */
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns);
 
@@ -193,7 +197,10 @@ enum ntm_persist_domain ntm_persist_domain_active(void);
 
 /**
  * ntm_ns_persist() - make [@p, @p + @n) of @ns durable the way its kind
- * needs: ntm_persist() for devdax, fsdax and emulated on tmpfs/hugetlbfs;
+ * needs: ntm_persist() for devdax, fsdax and emulated on tmpfs/hugetlbfs
+ * (devdax on virtio-pmem: then a flush request to the host through the
+ * region's deep_flush, -EOPNOTSUPP without one as on Linux 6.1, its
+ * -errno if it fails);
  * ntm_persist() then msync(MS_SYNC) of the pages for emulated on any other
  * file system; msync() for a file; ntm_persist() (ordering only) for anon.
  * In a cpu_cache domain (ntm_ns_persist_domain()) the write-back part of
