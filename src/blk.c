@@ -123,7 +123,8 @@ static int open_btt(struct ntm_blk *b, const struct ntm_blk_config *cfg)
 		.lbasize = cfg->btt_create ? cfg->sector_size : 0,
 		.nfree = cfg->btt_nfree,
 		.flags = (cfg->btt_create ? NTM_BTT_CREATE : 0) |
-			 (b->readonly ? NTM_BTT_READONLY : 0),
+			 (b->readonly ? NTM_BTT_READONLY : 0) |
+			 (cfg->flags & NTM_BLK_BTT_V2 ? NTM_BTT_V2 : 0),
 	};
 	uint32_t lbasize;
 	int ret;
@@ -181,9 +182,12 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 	if (!cfg)
 		cfg = &defaults;
 	/* Before anything is allocated: a refused config changes nothing. */
-	ret = NTM_CONFIG_CHECK(cfg, 0 /* no flag defined */);
+	ret = NTM_CONFIG_CHECK(cfg, NTM_BLK_BTT_V2);
 	if (ret)
 		return ret;
+	if ((cfg->flags & NTM_BLK_BTT_V2) && !cfg->btt)
+		return ntm_error(-EINVAL, "cfg->flags: NTM_BLK_BTT_V2 without "
+				 "cfg->btt");
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ntm_error(-ENOMEM, "blk: no memory");

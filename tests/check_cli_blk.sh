@@ -81,6 +81,55 @@ if grep -q "BTT of [0-9]* 512-byte sectors" "$out"; then
 expect 0 "check a fresh BTT" "$ntmem" blk check "$bt"
 if grep -q "consistent" "$out"; then ok "check says consistent"; else
 	bad "check output: '$(cat "$out")'"; fi
+# The version: 1.1 unless asked (PMDK's, and the kernel's at namespace
+# offset 4096), 2.0 with --btt-version 2.0 (the kernel's on v1.2 labels).
+if grep -q "sectors, version 1.1$" "$out"; then
+	ok "check says version 1.1 for a default BTT"; else
+	bad "check output lacks version 1.1: '$(cat "$out")'"; fi
+expect 0 "check --json" "$ntmem" blk check "$bt" --json
+json_ok "check --json parses"
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["consistent"] is True and doc["version"] == "1.1", doc
+assert doc["sector_size"] == 512 and doc["sectors"] > 0, doc
+PY
+then ok "check --json: consistent, version 1.1, sectors"; else
+	bad "check --json: '$(cat "$out")'"; fi
+expect 0 "create --btt --btt-version 2.0" "$ntmem" blk create "$tmp/btt2" \
+	--size 16m --btt --btt-version 2.0
+if grep -q "(version 2.0)" "$out"; then ok "create says version 2.0"; else
+	bad "create --btt-version 2.0 output: '$(cat "$out")'"; fi
+# Offset 52 of the info block: major 2, minor 0, little-endian.
+if [ "$(od -An -tx1 -j52 -N4 "$tmp/btt2" | tr -d ' ')" = 02000000 ]; then
+	ok "a 2.0 info block on media"; else
+	bad "version bytes: $(od -An -tx1 -j52 -N4 "$tmp/btt2")"; fi
+expect 0 "check a 2.0 BTT --json" "$ntmem" blk check "$tmp/btt2" --json
+if python3 - "$out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["consistent"] is True and doc["version"] == "2.0", doc
+PY
+then ok "check --json says version 2.0"; else
+	bad "check --json of 2.0: '$(cat "$out")'"; fi
+expect 0 "check a 2.0 BTT" "$ntmem" blk check "$tmp/btt2"
+if grep -q "sectors, version 2.0$" "$out"; then ok "check says version 2.0"; else
+	bad "check output of 2.0: '$(cat "$out")'"; fi
+expect 0 "create --btt --btt-version 1.1" "$ntmem" blk create "$tmp/btt11" \
+	--size 16m --btt --btt-version 1.1
+if [ "$(od -An -tx1 -j52 -N4 "$tmp/btt11" | tr -d ' ')" = 01000100 ]; then
+	ok "a 1.1 info block on media"; else
+	bad "version bytes: $(od -An -tx1 -j52 -N4 "$tmp/btt11")"; fi
+expect 2 "create --btt-version 3.0" "$ntmem" blk create "$tmp/bad3" \
+	--size 16m --btt --btt-version 3.0
+err_names "invalid --btt-version '3.0'" "--btt-version 3.0 is named"
+expect 2 "create --btt-version without --btt" "$ntmem" blk create "$tmp/bad4" \
+	--size 16m --btt-version 2.0
+err_names "--btt-version" "--btt-version without --btt is named"
+if [ -e "$tmp/bad3" ] || [ -e "$tmp/bad4" ]; then
+	bad "a rejected --btt-version made a file"; else
+	ok "rejected --btt-version makes nothing"; fi
+rm -f "$tmp/btt2" "$tmp/btt11"
 expect 0 "create --btt --sector-size 4096" "$ntmem" blk create "$tmp/btt4k" \
 	--size 16m --btt --sector-size 4096
 if grep -q "4096-byte sectors" "$out"; then ok "4096-byte BTT sectors"; else
@@ -100,7 +149,7 @@ err_names "invalid --sector-size '1024'" "--sector-size 1024 is named"
 expect 2 "create --sector-size without --btt" "$ntmem" blk create "$tmp/bad2" \
 	--size 16m --sector-size 4096
 err_names "--sector-size" "--sector-size without --btt is named"
-expect 2 "check with an option" "$ntmem" blk check "$bt" --json
+expect 2 "check with an option of create" "$ntmem" blk check "$bt" --btt
 expect 2 "check without PATH" "$ntmem" blk check
 expect 1 "check of a namespace without a BTT" "$ntmem" blk check "$ns"
 err_names "inconsistent" "no BTT: inconsistent"

@@ -272,6 +272,52 @@ static void options(void **state)
 	ntm_ns_close(ns);
 }
 
+/*
+ * NTM_BLK_BTT_V2 reaches the BTT: a 2.0 layout (version bytes 02 00 00 00
+ * at 52), reopened with and without the flag; a 1.1 one refused with it,
+ * and the flag without a BTT refused.
+ */
+static void btt_version(void **state)
+{
+	struct ntm_blk_config v2 = { .sector_size = 4096, .btt = true,
+				     .btt_create = true,
+				     .flags = NTM_BLK_BTT_V2 };
+	struct ntm_blk_config plain_v2 = { .flags = NTM_BLK_BTT_V2 };
+	static const unsigned char want2[4] = { 2, 0, 0, 0 };
+	static const unsigned char want11[4] = { 1, 0, 1, 0 };
+	unsigned char buf[4096], back[4096];
+	struct ntm_ns *ns;
+	struct ntm_blk *b = NULL;
+
+	(void)state;
+	assert_int_equal(ntm_ns_anon(&ns, NS_SIZE, 4096), 0);
+	assert_int_equal(ntm_blk_open(&b, ns, &plain_v2), -EINVAL);
+	assert_null(b);
+	assert_non_null(strstr(ntm_errmsg(), "NTM_BLK_BTT_V2"));
+	assert_int_equal(ntm_blk_open(&b, ns, &v2), 0);
+	tu_fill_random(buf, sizeof(buf), 2);
+	assert_int_equal(ntm_blk_write(b, buf, 4096, 3 * 4096, 0), 4096);
+	ntm_blk_close(b);
+	assert_memory_equal((unsigned char *)ntm_ns_base(ns) + 52, want2, 4);
+	for (int with = 0; with < 2; with++) {
+		struct ntm_blk_config c = { .btt = true,
+					    .flags = with ? NTM_BLK_BTT_V2 : 0 };
+
+		assert_int_equal(ntm_blk_open(&b, ns, &c), 0);
+		assert_int_equal(ntm_blk_sector_size(b), 4096);
+		assert_int_equal(ntm_blk_read(b, back, 4096, 3 * 4096), 4096);
+		assert_memory_equal(back, buf, 4096);
+		ntm_blk_close(b);
+	}
+	b = open_btt(ns, 4096, true);
+	ntm_blk_close(b);
+	assert_memory_equal((unsigned char *)ntm_ns_base(ns) + 52, want11, 4);
+	v2.btt_create = false;
+	assert_int_equal(ntm_blk_open(&b, ns, &v2), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "2.0"));
+	ntm_ns_close(ns);
+}
+
 struct writer {
 	struct ntm_blk *b;
 	uint64_t first, count;	/* sectors of 4096 bytes */
@@ -411,6 +457,7 @@ int main(void)
 		cmocka_unit_test(reopen),
 		cmocka_unit_test(badblocks),
 		cmocka_unit_test(options),
+		cmocka_unit_test(btt_version),
 		cmocka_unit_test(threads),
 		cmocka_unit_test(race_one_sector),
 	};

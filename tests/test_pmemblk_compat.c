@@ -1063,6 +1063,44 @@ static void test_errormsg_thread(void **state)
 	assert_string_equal(pmemblk_errormsg(), mine);
 }
 
+/* --- character devices ----------------------------------------------------- */
+
+/*
+ * A device dax is a pool (poolsize 0: the whole device), which only a
+ * real kernel's namespace can show (tests/kernel/stage.sh); here, another
+ * character device, /dev/null: both libraries refuse it as PMDK does
+ * (EINVAL with poolsize 0 and on open and check, EEXIST otherwise), and
+ * it stays. The drop-in says why: not a device dax (never "size (0)" or
+ * "not a pool file", which a device dax would be refused with too).
+ */
+static void test_char_device(void **state)
+{
+	static const char *const dev = "/dev/null";
+	struct stat st;
+
+	(void)state;
+	if (stat(dev, &st) || !S_ISCHR(st.st_mode))
+		skip();
+	errno = 0;
+	assert_null(pmemblk_create(dev, BSIZE, 0, 0600));
+	assert_int_equal(errno, EINVAL);
+	if (!testing_pmdk())
+		assert_non_null(strstr(pmemblk_errormsg(), "not a device dax"));
+	errno = 0;
+	assert_null(pmemblk_create(dev, BSIZE, POOL, 0600));
+	assert_int_equal(errno, EEXIST);
+	errno = 0;
+	assert_null(pmemblk_open(dev, BSIZE));
+	assert_int_equal(errno, EINVAL);
+	if (!testing_pmdk())
+		assert_non_null(strstr(pmemblk_errormsg(), "not a device dax"));
+	errno = 0;
+	assert_int_equal(pmemblk_check(dev, BSIZE), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(stat(dev, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 /* --- the library the run means ------------------------------------------- */
 
 static bool same_file(const char *a, const char *b)
@@ -1154,7 +1192,7 @@ static bool wanted(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct CMUnitTest tests[ARRAY_SIZE(rows) + 2];
+	struct CMUnitTest tests[ARRAY_SIZE(rows) + 3];
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -1170,6 +1208,11 @@ int main(int argc, char **argv)
 		tests[n++] = (struct CMUnitTest){
 			.name = "errormsg_thread",
 			.test_func = test_errormsg_thread,
+		};
+	if (wanted("char_device", argc, argv))
+		tests[n++] = (struct CMUnitTest){
+			.name = "char_device",
+			.test_func = test_char_device,
 		};
 	if (wanted("library", argc, argv))
 		tests[n++] = (struct CMUnitTest){

@@ -18,18 +18,25 @@
 
 #include "commands.h"
 #include "parse.h"
+#include "report.h"
 
 struct blk_args {
 	const char *path;
 	uint64_t size, sector, count, sector_size;
 	bool json, btt;
+	int btt_version;	/* index into btt_versions */
 };
+
+/* --btt-version: what each lays out (ntmem/btt.h's NTM_BTT_V2). */
+static const char *const btt_versions[] = { "1.1", "2.0", NULL };
 
 static void usage(FILE *out)
 {
-	fputs("usage: ntmem blk create PATH --size BYTES [--btt [--sector-size 512|4096]]\n"
-	      "       ntmem blk create DEVICE [--size BYTES] [--btt [--sector-size 512|4096]]\n"
-	      "       ntmem blk check PATH\n"
+	fputs("usage: ntmem blk create PATH --size BYTES [--btt [--sector-size 512|4096]\n"
+	      "                         [--btt-version 1.1|2.0]]\n"
+	      "       ntmem blk create DEVICE [--size BYTES] [--btt [--sector-size 512|4096]\n"
+	      "                         [--btt-version 1.1|2.0]]\n"
+	      "       ntmem blk check PATH [--json]\n"
 	      "       ntmem blk inject-error PATH --sector N [--count M]\n"
 	      "       ntmem blk clear-error PATH --sector N [--count M]\n"
 	      "       ntmem blk badblocks PATH [--json]\n"
@@ -45,9 +52,13 @@ static void usage(FILE *out)
 	      "racing reader sees each sector entirely old or new) with sectors of\n"
 	      "--sector-size bytes (default 512); the whole file is then allocated.\n"
 	      "On an existing DEVICE (devdax) create lays the BTT out over the whole\n"
-	      "device; --size, if given, must be the device's size.\n"
+	      "device; --size, if given, must be the device's size. --btt-version\n"
+	      "2.0 writes a BTT 2.0 (the kernel's on v1.2 namespace labels, at\n"
+	      "namespace offset 0) instead of 1.1 (PMDK's, and the kernel's at\n"
+	      "offset 4096 on label-less namespaces and v1.1 labels).\n"
 	      "check verifies a BTT's metadata without changing it: exit status 0\n"
-	      "when consistent, 1 with the first problem named.\n",
+	      "when consistent (the BTT's version and sectors printed), 1 with the\n"
+	      "first problem named.\n",
 	      out);
 }
 
@@ -78,6 +89,7 @@ static bool is_device(const char *path)
 static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 {
 	bool have_size = false, have_sector = false, have_sector_size = false;
+	bool have_btt_version = false;
 	const struct opt size_opts[] = {
 		{ .name = "size", .letter = 's', .kind = OPT_U64,
 		  .dest = &a->size, .min = 4096,
@@ -89,9 +101,11 @@ static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 		  .dest = &a->sector_size, .min = 512, .max = 4096,
 		  .flags = PARSE_SUFFIX, .valid = btt_sector_size,
 		  .expected = "512 or 4096", .given = &have_sector_size },
+		{ .name = "btt-version", .kind = OPT_CHOICE,
+		  .dest = &a->btt_version, .choices = btt_versions,
+		  .given = &have_btt_version },
 		{ 0 },
 	};
-	const struct opt no_opts[] = { { 0 } };
 	const struct opt sector_opts[] = {
 		{ .name = "sector", .letter = 'S', .kind = OPT_U64,
 		  .dest = &a->sector, .min = 0, .max = MAX_SECTOR,
@@ -117,7 +131,7 @@ static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 	if (!strcmp(argv[0], "create"))
 		c.opts = size_opts;
 	else if (!strcmp(argv[0], "check"))
-		c.opts = no_opts;
+		c.opts = list_opts;
 	else if (strcmp(argv[0], "badblocks"))
 		c.opts = sector_opts;
 	if (!parse_args(&c, argc, argv, &status))
@@ -132,6 +146,9 @@ static int parse(int argc, char **argv, const char *cmd, struct blk_args *a)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)a->sector_size);
 		return parse_bad_arg(cmd, "--sector-size", v, "--btt with it");
 	}
+	if (have_btt_version && !a->btt)
+		return parse_bad_arg(cmd, "--btt-version",
+				     btt_versions[a->btt_version], "--btt with it");
 	if (c.opts == sector_opts && !have_sector)
 		return parse_bad_arg(cmd, "--sector", "(none)", "the first bad sector");
 	return 0;
@@ -221,7 +238,8 @@ static int create_ns(const char *cmd, const struct blk_args *a,
 static int create(const char *cmd, const struct blk_args *a)
 {
 	struct ntm_blk_config c = { .sector_size = (unsigned)a->sector_size,
-				    .btt = true, .btt_create = true };
+				    .btt = true, .btt_create = true,
+				    .flags = a->btt_version ? NTM_BLK_BTT_V2 : 0 };
 	struct ntm_ns *ns;
 	struct ntm_blk *blk;
 	char btt[64] = "";
@@ -237,10 +255,11 @@ static int create(const char *cmd, const struct blk_args *a)
 				unlink(a->path);
 			return 1;
 		}
-		snprintf(btt, sizeof(btt), ", BTT of %llu %u-byte sectors",
+		snprintf(btt, sizeof(btt), ", BTT of %llu %u-byte sectors "
+			 "(version %s)",
 			 (unsigned long long)(ntm_blk_size(blk) /
 					      ntm_blk_sector_size(blk)),
-			 ntm_blk_sector_size(blk));
+			 ntm_blk_sector_size(blk), btt_versions[a->btt_version]);
 		ntm_blk_close(blk);
 	}
 	printf("%s: %zu bytes, %s namespace%s\n", a->path, ntm_ns_size(ns),
@@ -251,10 +270,13 @@ static int create(const char *cmd, const struct blk_args *a)
 
 /*
  * Verify a BTT's metadata without writing: the namespace is mapped
- * read-only and the BTT opened read-only (no flog replay stored).
+ * read-only and the BTT opened read-only (no flog replay stored). The
+ * line (or JSON object) says the BTT's version, which tells where the
+ * kernel looks for it (1.1 at 4096 of a namespace, 2.0 at 0).
  */
-static int check(const char *cmd, const char *path)
+static int check(const char *cmd, const char *path, bool json)
 {
+	uint32_t version;
 	struct ntm_btt_config c = { .flags = NTM_BTT_READONLY };
 	struct ntm_ns *ns;
 	struct ntm_btt *btt;
@@ -276,8 +298,19 @@ static int check(const char *cmd, const char *path)
 		ntm_ns_close(ns);
 		return 1;
 	}
-	printf("%s: BTT consistent, %llu %u-byte sectors\n", path,
-	       (unsigned long long)ntm_btt_nlba(btt), ntm_btt_lbasize(btt));
+	version = ntm_btt_version(btt);
+	if (json) {
+		fputs("{\"path\": ", stdout);
+		report_json_string(stdout, path);
+		printf(", \"consistent\": true, \"version\": \"%u.%u\", "
+		       "\"sectors\": %llu, \"sector_size\": %u}\n",
+		       version >> 16, version & 0xffff,
+		       (unsigned long long)ntm_btt_nlba(btt), ntm_btt_lbasize(btt));
+	} else {
+		printf("%s: BTT consistent, %llu %u-byte sectors, version %u.%u\n",
+		       path, (unsigned long long)ntm_btt_nlba(btt),
+		       ntm_btt_lbasize(btt), version >> 16, version & 0xffff);
+	}
 	ntm_btt_close(btt);
 	ntm_ns_close(ns);
 	return 0;
@@ -311,7 +344,7 @@ int cmd_blk(int argc, char **argv)
 	if (!strcmp(sub, "create"))
 		return create(cmd, &a);
 	if (!strcmp(sub, "check"))
-		return check(cmd, a.path);
+		return check(cmd, a.path, a.json);
 	if (open_blk(cmd, a.path, &ns, &blk))
 		return 1;
 	if (!strcmp(sub, "badblocks"))

@@ -17,6 +17,12 @@
  *
  * As PMDK's, a successful create, open or check leaves errno 0.
  *
+ * A device dax is a pool too, as in PMDK: pmemblk_create() with poolsize
+ * 0 makes one of the whole device (never allocated, chmod'ed or removed;
+ * its first page must be zero), the header at offset 0, locked (flock)
+ * like a file, mapped at the device's alignment and persisted with flush
+ * + drain (ntm_ns_cpu_durable()).
+ *
  * A pool set file (PMEMPOOLSET) names the pool's part files: poolset.c
  * parses it and maps the parts as one range; the headers, the descriptor
  * and the BTT are then what they are in a single file, and every part's
@@ -33,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -165,6 +172,34 @@ static int is_pmem_force(void)
 	case 1: return 1;
 	default: return -1;
 	}
+}
+
+/*
+ * Whether the character device @st is a device dax, by its sysfs class
+ * (/sys/dev/char/MAJ:MIN/subsystem), as PMDK tells one.
+ */
+static bool is_devdax(const struct stat *st)
+{
+	char sys[64], link[256];
+	ssize_t n;
+
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/subsystem",
+		 major(st->st_rdev), minor(st->st_rdev));
+	n = readlink(sys, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return strstr(link, "/dax") != NULL;
+}
+
+/* A character device other than a device dax is no pool: EINVAL, as PMDK. */
+static int check_char_device(const struct stat *st, const char *path)
+{
+	if (!S_ISCHR(st->st_mode) || is_devdax(st))
+		return 0;
+	blk_error(EINVAL, "\"%s\" is a character device, but not a device dax",
+		  path);
+	return -1;
 }
 
 static bool is_poolset(int fd)
@@ -590,7 +625,7 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	struct blk_pool_hdr *h;
 	struct blk_desc *d;
 	struct pmemblk *pbp;
-	bool created = poolsize != 0;
+	bool created = poolsize != 0, devdax;
 	int fd, zeroed = created, oerrno;
 	struct stat st;
 
@@ -600,6 +635,18 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	}
 	if (!path) {
 		blk_error(EINVAL, "no path");
+		return NULL;
+	}
+	/*
+	 * A device dax is a pool of its whole size, as in PMDK: it exists
+	 * already, so @poolsize must be 0, and it is never allocated,
+	 * chmod'ed or removed; its size is checked once it is mapped.
+	 */
+	devdax = stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+	if (devdax && !created && check_char_device(&st, path))
+		return NULL;
+	if (devdax && created && is_devdax(&st)) {
+		blk_error(EINVAL, "size must be zero for device dax");
 		return NULL;
 	}
 	fd = open(path, O_RDWR | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0),
@@ -623,7 +670,7 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 			  pool_pages(poolsize), PMEMBLK_MIN_POOL);
 		goto fail;
 	}
-	if (!created && (size_t)st.st_size < PMEMBLK_MIN_POOL) {
+	if (!created && !devdax && (size_t)st.st_size < PMEMBLK_MIN_POOL) {
 		blk_error(EINVAL, "file is not a poolset file and its size (%zu) "
 			  "is smaller than %zu", (size_t)st.st_size,
 			  PMEMBLK_MIN_POOL);
@@ -635,7 +682,7 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	 * existing file given with poolsize 0 is (util_part_open). Either
 	 * way the file's bytes are unchanged.
 	 */
-	if (created || blk_ctl_fallocate_at_create) {
+	if (created || (blk_ctl_fallocate_at_create && !devdax)) {
 		size_t len = created ? poolsize : (size_t)st.st_size;
 		int err = posix_fallocate(fd, 0, (off_t)len);
 
@@ -655,6 +702,14 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	pbp = pool_map(fd, path, false);
 	if (!pbp)
 		goto unlink_file;
+	if (devdax && pbp->size < PMEMBLK_MIN_POOL) {
+		size_t size = pbp->size;
+
+		pool_free(pbp);
+		blk_error(EINVAL, "device dax \"%s\": its size (%zu) is smaller "
+			  "than %zu", path, size, PMEMBLK_MIN_POOL);
+		return NULL;
+	}
 	h = (void *)pbp->base;
 	d = (void *)(pbp->base + BLK_DESC_OFF);
 	/* An existing file may be used only while its header page is zero. */
@@ -728,8 +783,13 @@ static struct pmemblk *pool_open(const char *path, size_t bsize, bool rdonly,
 		blk_error(errno, "open \"%s\": %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	/* A pool file, or a device dax (ntm_ns_open_fd() refuses other devices). */
+	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
 		blk_error(EINVAL, "\"%s\" is not a pool file", path);
+		close(fd);
+		return NULL;
+	}
+	if (check_char_device(&st, path)) {
 		close(fd);
 		return NULL;
 	}

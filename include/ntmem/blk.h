@@ -76,6 +76,13 @@ struct ntm_blk;
 
 #define NTM_BADBLOCK_SECTOR 512u	/* unit of the bad-sector list */
 
+/*
+ * ntm_blk_config.flags: the BTT is 2.0 (ntmem/btt.h's NTM_BTT_V2): laid
+ * out as 2.0 with @btt_create, required to be 2.0 without. Unset: 1.1 is
+ * laid out, either version opens.
+ */
+#define NTM_BLK_BTT_V2 (1u << 0)
+
 struct ntm_blk_config {
 	unsigned sector_size;	/* 512 or 4096; 0 means 512 */
 	/*
@@ -112,7 +119,7 @@ struct ntm_blk_config {
 	 * by from 0.1 to 0.3 (a callback and its argument, a path and a
 	 * count); 32 bytes in a struct passed once per open.
 	 */
-	unsigned flags;		/* none defined yet */
+	unsigned flags;		/* NTM_BLK_BTT_V2 */
 	uint64_t reserved[4];
 };
 

@@ -35,7 +35,10 @@
  *                                with the pattern (exit 3 when it
  *                                differs: wrong data read with success);
  *                                a labelled namespace's BTT names it as
- *                                its parent (its uuid, from sysfs)
+ *                                its parent (its uuid, from sysfs);
+ *                                PROBE_BTT_VERSION=2.0 lays out (or
+ *                                requires) BTT 2.0; the BTT's version
+ *                                is printed
  *
  * Exit status 0, or 1 with the library's message on standard error. It
  * overwrites what it is pointed at: only for scratch namespaces.
@@ -324,7 +327,10 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 	uint64_t size;
 	unsigned lane;
 	int ret, status = 0;
+	const char *version = getenv("PROBE_BTT_VERSION");
 
+	if (version && !strcmp(version, "2.0"))
+		c.flags |= NTM_BTT_V2;
 	if (parent) {
 		if (parse_uuid(parent, parent_uuid)) {
 			fprintf(stderr, "kernel_ns_probe: '%s' is not a uuid\n", parent);
@@ -351,10 +357,11 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 	else
 		ret = ntm_btt_read(btt, lane, lba, got);
 	ntm_btt_lane_put(btt, lane);
-	printf("dev=%s btt_offset=%llu lbasize=%u nlba=%llu readonly=%d lba=%llu",
-	       dev, (unsigned long long)off, ntm_btt_lbasize(btt),
-	       (unsigned long long)ntm_btt_nlba(btt), ntm_btt_readonly(btt),
-	       (unsigned long long)lba);
+	printf("dev=%s btt_offset=%llu version=%u.%u lbasize=%u nlba=%llu "
+	       "readonly=%d lba=%llu", dev, (unsigned long long)off,
+	       ntm_btt_version(btt) >> 16, ntm_btt_version(btt) & 0xffff,
+	       ntm_btt_lbasize(btt), (unsigned long long)ntm_btt_nlba(btt),
+	       ntm_btt_readonly(btt), (unsigned long long)lba);
 	if (ret) {
 		printf(" status=%d\n", ret);
 		fprintf(stderr, "kernel_ns_probe: %s LBA %llu: %s (%s)\n",
