@@ -109,6 +109,14 @@ int ntm_bb_shared_load(struct ntm_bb_shared *bb, const char *path,
  */
 int ntm_bb_shared_load_devdax(struct ntm_bb_shared *bb, const char *root,
 			      dev_t rdev, uint64_t dev_size);
+/*
+ * Add the bad sectors under fsdax file @path (@file_size bytes): its block
+ * device's list read under sysfs @root, mapped through the file's extents
+ * (never written back: the device's list is the kernel's). 0 or -errno
+ * with the message set. Before the device is shared between threads.
+ */
+int ntm_bb_shared_load_fsdax(struct ntm_bb_shared *bb, const char *root,
+			     const char *path, uint64_t file_size);
 /* True when the bytes [off, off + len) meet a bad sector. */
 bool ntm_bb_shared_overlaps_slow(struct ntm_bb_shared *bb, uint64_t off,
 				 uint64_t len);
@@ -145,5 +153,32 @@ int ntm_badblocks_translate(const char *text, uint64_t region_start,
 int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
 			 int (*add)(void *arg, uint64_t sector, uint64_t count),
 			 void *arg);
+
+/* One FIEMAP extent of a file: @length bytes at @logical, on the device at
+ * @physical (both in bytes). */
+struct ntm_bb_extent {
+	uint64_t logical, physical, length;
+};
+/*
+ * Map the "sector count" lines of a block device's list @text (sectors of
+ * the whole disk) through a file's extents @ext: the file lies in a
+ * partition starting at disk sector @part_start (0: the whole disk), and
+ * @add receives each file range (512-byte sectors of the file, every one a
+ * bad byte touches, clipped to @file_size).
+ */
+int ntm_badblocks_map_extents(const char *text, uint64_t part_start,
+			      const struct ntm_bb_extent *ext, size_t n_ext,
+			      uint64_t file_size,
+			      int (*add)(void *arg, uint64_t sector, uint64_t count),
+			      void *arg);
+/*
+ * Feed @add the bad sectors of the file open at @fd (an fsdax file of
+ * @file_size bytes): its block device's list under sysfs @root, mapped
+ * through the file's FIEMAP extents. 0 when the device has no list; the
+ * -errno of FIEMAP when there is one and the file cannot be mapped.
+ */
+int ntm_badblocks_fsdax(const char *root, int fd, uint64_t file_size,
+			int (*add)(void *arg, uint64_t sector, uint64_t count),
+			void *arg);
 
 #endif /* NTMEM_BADBLOCKS_H */

@@ -5,8 +5,10 @@
  * by writes that clear a sector, and kept in its file. See badblocks.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "badblocks.h"
 #include "error.h"
@@ -62,6 +64,22 @@ int ntm_bb_shared_load_devdax(struct ntm_bb_shared *bb, const char *root,
 	if (ret)
 		return ntm_error(ret, "badblocks: cannot read the region's list "
 				 "in sysfs");
+	return 0;
+}
+
+int ntm_bb_shared_load_fsdax(struct ntm_bb_shared *bb, const char *root,
+			     const char *path, uint64_t file_size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return 0;	/* renamed or unlinked since: nothing to map */
+	ret = ntm_badblocks_fsdax(root, fd, file_size, add_range, &bb->list);
+	close(fd);
+	bb->n = bb->list.n;
+	if (ret)
+		return ntm_error(ret, "badblocks: path '%s': cannot map its block "
+				 "device's bad sectors to the file (FIEMAP)", path);
 	return 0;
 }
 

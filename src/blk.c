@@ -256,6 +256,13 @@ int ntm_blk_open(struct ntm_blk **out, struct ntm_ns *ns,
 				goto out_free;
 		}
 	}
+	/* An fsdax file's: its block device's, mapped into the file. */
+	if (kind == NTM_NS_FSDAX && !b->btt && *ntm_ns_path(ns)) {
+		ret = ntm_bb_shared_load_fsdax(&b->bad, ntm_sysfs_root,
+					       ntm_ns_path(ns), b->size);
+		if (ret)
+			goto out_free;
+	}
 	*out = b;
 	return 0;
 

@@ -6,6 +6,13 @@
  * temporary directory: a device window inside one of two regions, region
  * lists with ranges before, across, inside and after the window. The
  * translation alone is checked on the same ranges, plus bad geometry.
+ *
+ * An fsdax file's list is its block device's mapped through its FIEMAP
+ * extents: the mapping alone on made-up extents, then a real file on the
+ * scratch file system (skipped where FIEMAP is not supported, as on
+ * tmpfs) under a fake sysfs tree whose block device, whole or a
+ * partition, is the file's st_dev, with a bad range where FIEMAP says the
+ * file's second 4 KiB lie.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -24,6 +35,7 @@
 
 #include "badblocks.h"
 #include "testutil.h"
+#include "sysfs_tree.h"
 
 #define REGION0 0x100000000ull		/* region0's first byte */
 #define WINDOW (REGION0 + (1u << 20))	/* the device: sector 2048 on */
@@ -135,11 +147,133 @@ static void test_devdax_tree(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void test_map_extents(void **state)
+{
+	/* 64 KiB at disk byte 1 MiB, then 64 KiB at 8 MiB (of the partition). */
+	static const struct ntm_bb_extent ext[] = {
+		{ 0, 1u << 20, 64u << 10 },
+		{ 64u << 10, 8u << 20, 64u << 10 },
+	};
+	/*
+	 * Disk sectors, partition from 2048: before it; 2 in the second
+	 * extent at its 4 KiB; across the first extent's end; nowhere in the
+	 * file; the last sectors of the second extent (past the file's end).
+	 */
+	static const char list[] = "0 10\n18440 2\n4222 4\n100000 8\n18554 8\n";
+	struct got g = { 0 };
+	uint64_t size = (128u << 10) - 1536;	/* the last 3 sectors not in it */
+
+	(void)state;
+	assert_int_equal(ntm_badblocks_map_extents(list, 2048, ext, 2, size,
+						   collect, &g), 0);
+	assert_int_equal(g.count, 3);
+	assert_int_equal(g.s[0], 136);		/* 64 KiB + 4 KiB */
+	assert_int_equal(g.n[0], 2);
+	assert_int_equal(g.s[1], 126);		/* the first extent's last 2 */
+	assert_int_equal(g.n[1], 2);
+	assert_int_equal(g.s[2], 250);		/* clipped to the file */
+	assert_int_equal(g.n[2], 3);
+	/* Whole disk: the same list means other bytes. */
+	g.count = 0;
+	assert_int_equal(ntm_badblocks_map_extents("2056 8\n", 0, ext, 2, size,
+						   collect, &g), 0);
+	assert_int_equal(g.count, 1);
+	assert_int_equal(g.s[0], 8);
+	assert_int_equal(g.n[0], 8);
+}
+
+/* Where byte 4096 of @fd is on its device, or -1 without FIEMAP. */
+static long long physical_of_second_page(int fd)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent e[1];
+	} q;
+
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = 4096;
+	q.fm.fm_length = 4096;
+	q.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	q.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) || q.fm.fm_mapped_extents != 1)
+		return -1;
+	return (long long)(q.e[0].fe_physical + (4096 - q.e[0].fe_logical));
+}
+
+static void test_fsdax_file(void **state)
+{
+	char dir[] = "/tmp/ntmem-bb-fsdax-XXXXXX", path[192], rel[64], text[192];
+	char buf[4096];
+	struct got g = { 0 };
+	long long phys;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	memset(buf, 0x5a, sizeof(buf));
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	phys = physical_of_second_page(fd);
+	if (phys < 0 || phys % 512) {
+		close(fd);
+		tu_remove_tree(dir);
+		skip();
+	}
+	snprintf(rel, sizeof(rel), "sys/dev/block/%u:%u", major(st.st_dev),
+		 minor(st.st_dev));
+
+	/* The file's device is a whole disk: its own list. */
+	st_dir(dir, "sys/devices/virtual/block/pmem0");
+	snprintf(text, sizeof(text), "%lld 8\n", phys / 512);
+	st_put(dir, "sys/devices/virtual/block/pmem0/badblocks", text);
+	st_link(dir, rel, "../../devices/virtual/block/pmem0");
+	snprintf(path, sizeof(path), "%s/sys", dir);
+	assert_int_equal(ntm_badblocks_fsdax(path, fd, 32 * 4096, collect, &g), 0);
+	assert_int_equal(g.count, 1);
+	assert_int_equal(g.s[0], 8);
+	assert_int_equal(g.n[0], 8);
+
+	/* A partition from disk sector 2048: the disk's list, shifted. */
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_int_equal(unlink(path), 0);
+	st_put(dir, "sys/devices/virtual/block/pmem1/pmem1p1/partition", "1\n");
+	st_put(dir, "sys/devices/virtual/block/pmem1/pmem1p1/start", "2048\n");
+	snprintf(text, sizeof(text), "%lld 8\n", 2048 + phys / 512);
+	st_put(dir, "sys/devices/virtual/block/pmem1/badblocks", text);
+	st_link(dir, rel, "../../devices/virtual/block/pmem1/pmem1p1");
+	snprintf(path, sizeof(path), "%s/sys", dir);
+	g.count = 0;
+	assert_int_equal(ntm_badblocks_fsdax(path, fd, 32 * 4096, collect, &g), 0);
+	assert_int_equal(g.count, 1);
+	assert_int_equal(g.s[0], 8);
+	assert_int_equal(g.n[0], 8);
+
+	/* An empty list, and a device with none: nothing. */
+	st_put(dir, "sys/devices/virtual/block/pmem1/badblocks", "");
+	g.count = 0;
+	assert_int_equal(ntm_badblocks_fsdax(path, fd, 32 * 4096, collect, &g), 0);
+	assert_int_equal(g.count, 0);
+	snprintf(text, sizeof(text), "%s/sys/devices/virtual/block/pmem1/badblocks", dir);
+	assert_int_equal(unlink(text), 0);
+	assert_int_equal(ntm_badblocks_fsdax(path, fd, 32 * 4096, collect, &g), 0);
+	assert_int_equal(g.count, 0);
+	close(fd);
+	assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_translate),
 		cmocka_unit_test(test_devdax_tree),
+		cmocka_unit_test(test_map_extents),
+		cmocka_unit_test(test_fsdax_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,10 @@
  * clears poison the same way); on a real device clearing needs the
  * platform (ndctl clear-errors) and such a write is -EIO. A devdax
  * device's list is read from sysfs when it is opened: its nd region's
- * badblocks, shifted and clipped to the device's window.
+ * badblocks, shifted and clipped to the device's window. An fsdax file's
+ * is its block device's (/sys/dev/block/MAJ:MIN/badblocks, a partition's
+ * disk's less its start) mapped through the file's FIEMAP extents into
+ * sectors of the file, also read at open.
  *
  * An emulated namespace keeps its list in a file of "sector count" lines.
  * A change is written to a temporary file, fsync'd, renamed over the list

@@ -331,7 +331,6 @@ bad_sector_checks() {
 		dd if="$f" of=/dev/null bs=4096 count=1
 	check_words "$1: ntm_blk_read of that page is EIO, not SIGBUS" "read=eio" \
 		"$PROBE" badblocks "$f"
-	todo "defect: ntm_blk_badblocks() does not map the device's list to the file (FIEMAP)"
 	check_words "$1: ntm_blk_badblocks lists the file's bad sectors" "badblocks=0+8" \
 		"$PROBE" badblocks "$f"
 }
