@@ -135,7 +135,13 @@ static int open_btt(struct ntm_blk *b, const struct ntm_blk_config *cfg)
 	if (cfg->btt_create && b->readonly)
 		return ntm_error(-EROFS, "btt: cannot lay out a BTT on a "
 				 "read-only namespace");
-	if (ntm_ns_page_cached(b->ns)) {
+	/*
+	 * The BTT writes back and fences itself; where that is not yet
+	 * durable (a page cache, a virtio-pmem region) every persist of it
+	 * goes through the namespace, which also refuses where no durable
+	 * path exists.
+	 */
+	if (ntm_ns_persist_beyond_cpu(b->ns)) {
 		bc.persist = btt_persist;
 		bc.persist_arg = b->ns;
 	}

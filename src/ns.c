@@ -685,10 +685,15 @@ bool ntm_ns_is_temporary(const struct ntm_ns *ns)
 }
 
 /* A page cache stands between the CPU and the medium: msync() persists. */
-bool ntm_ns_page_cached(const struct ntm_ns *ns)
+static bool page_cached(const struct ntm_ns *ns)
 {
 	return ns->kind == NTM_NS_FILE ||
 	       (ns->kind == NTM_NS_EMULATED && !ns->cache_is_media);
+}
+
+bool ntm_ns_persist_beyond_cpu(const struct ntm_ns *ns)
+{
+	return page_cached(ns) || ns->async;
 }
 
 /*
@@ -750,7 +755,7 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 	ntm_arch_drain();
 	if (ns->async && ns->kind == NTM_NS_DEVDAX)
 		return host_flush(ns, p, n);
-	if (ntm_ns_page_cached(ns) || ns->async) {
+	if (page_cached(ns) || ns->async) {
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))

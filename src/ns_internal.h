@@ -41,10 +41,13 @@ typedef void *(*ntm_ns_copy_fn)(void *dst, const void *src, size_t n);
 ntm_ns_copy_fn ntm_ns_copy(const struct ntm_ns *ns);
 int ntm_ns_persist_copied(const struct ntm_ns *ns, const void *p, size_t n);
 /*
- * True when persisting ends in msync(): a plain file, or an emulated
- * namespace on a disk file system. A layer that persists through its own
- * write-backs (the BTT) must then call ntm_ns_persist() as well.
+ * True when persisting does more than write back and fence: msync() where
+ * a page cache stands between the CPU and the media (a plain file, an
+ * emulated namespace on a disk file system), or the host's flush on an
+ * asynchronous (virtio-pmem) region, which may also refuse. A layer that
+ * persists through its own write-backs (the BTT) must then call
+ * ntm_ns_persist() as well.
  */
-bool ntm_ns_page_cached(const struct ntm_ns *ns);
+bool ntm_ns_persist_beyond_cpu(const struct ntm_ns *ns);
 
 #endif /* NTMEM_NS_INTERNAL_H */

@@ -673,6 +673,11 @@ if ns_check "virtio-pmem: devdax namespace" "$virtio_region" -m devdax; then
 		test ! -e "/sys/bus/nd/devices/$virtio_region/deep_flush"
 	check_fails "virtio-pmem devdax: ntm_ns_persist refuses: no durable path" \
 		"has no durable path" "$PROBE" write "$vdax"
+	# The BTT writes back and fences itself: it must persist through the
+	# namespace too, and so cannot be laid out where nothing is durable
+	# (the BTT names the step that failed: its layout's first persist).
+	check_fails "virtio-pmem devdax: ntmem blk create --btt refuses: nothing is durable" \
+		"btt: persist of arena 0" "$NTMEM" blk create "$vdax" --btt
 	if [ -x "$PMEM_PROBE" ]; then
 		# PMDK says 1 here: the drop-in is to be right where PMDK is not.
 		check_words "virtio-pmem devdax: Debian's libpmem says is_pmem 1" \
