@@ -207,13 +207,6 @@ static inline void tu_check_file_bytes(const char *path, size_t off,
  * system. $NTMEM_TEST_SCRATCH_DAX names a DAX directory for the tests of
  * the real thing (tu_scratch_dax_dir()); unset, they skip.
  */
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
-
 /*
  * Whether files in @dir are DAX, by the library's own test: a writable
  * MAP_SYNC mapping of a page of a file there succeeds only on DAX.

@@ -42,13 +42,6 @@
 #include "blk.h"
 #include "include/libpmemblk.h"
 
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE 0x03
-#endif
-#ifndef MAP_SYNC
-#define MAP_SYNC 0x80000
-#endif
-
 void blk_set_free(struct blk_set *set)
 {
 	if (!set)
