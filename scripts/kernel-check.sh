@@ -11,8 +11,9 @@
 # runs the checks of tests/kernel/stage.sh on the build in DIR (default
 # build) with the kernel's own nd, pmem and dax drivers underneath.
 #
-# The kernel is read from /boot and /lib/modules (never booted on this
-# machine): linux-image-cloud-amd64's by preference (the facts below were
+# The kernel is read from Debian's kernel directories, /boot and
+# /lib/modules ($NTMEM_KERNEL_BOOT_DIR, $NTMEM_KERNEL_MODULES_DIR), and
+# never booted on this machine: linux-image-cloud-amd64's by preference (the facts below were
 # observed with it), else any Debian kernel with its modules. Everything
 # the run makes is in the work directory (default DIR/kernel): the
 # guest's root (kernel-stage.sh), the backing files, console.log (the
@@ -55,19 +56,25 @@ qemu=$(command -v qemu-system-x86_64) ||
 	skip "needs qemu-system-x86_64 (scripts/install-deps.sh kernel)"
 [ "$(uname -m)" = x86_64 ] || skip "the guest is x86-64 and this machine is $(uname -m)"
 
+# Where Debian's kernel packages put the kernels and their modules; the
+# variables point elsewhere (a kernel unpacked with dpkg -x, say).
+boot_dir=${NTMEM_KERNEL_BOOT_DIR:-/boot}
+modules_dir=${NTMEM_KERNEL_MODULES_DIR:-/lib/modules}
+export NTMEM_KERNEL_MODULES_DIR="$modules_dir" # for kernel-stage.sh
+
 # pick_kernel: "KVER" of the newest readable kernel with its modules.
 pick_kernel() {
 	for flavour in -cloud-amd64 ''; do
-		for k in $(printf '%s\n' /boot/vmlinuz-*"$flavour" | sort -rV); do
-			ver=${k#/boot/vmlinuz-}
-			[ -r "$k" ] && [ -f "/lib/modules/$ver/modules.dep" ] && { echo "$ver"; return 0; }
+		for k in $(printf '%s\n' "$boot_dir"/vmlinuz-*"$flavour" | sort -rV); do
+			ver=${k#"$boot_dir"/vmlinuz-}
+			[ -r "$k" ] && [ -f "$modules_dir/$ver/modules.dep" ] && { echo "$ver"; return 0; }
 		done
 	done
 	return 1
 }
 kver=$(pick_kernel) ||
-	skip "needs a readable Debian kernel in /boot with its modules (linux-image-cloud-amd64)"
-kernel=/boot/vmlinuz-$kver
+	skip "needs a readable Debian kernel in $boot_dir with its modules (linux-image-cloud-amd64)"
+kernel=$boot_dir/vmlinuz-$kver
 [ -x "$build/tools/ntmem" ] || die "$build/tools/ntmem not built"
 
 mkdir -p "$work"
