@@ -24,9 +24,9 @@
 #                 man pages, lintian) and installed with dpkg in a mount
 #                 namespace over throwaway overlays; CI runs it after
 #                 make check. Nothing is installed on this system.
-#   make check-kernel  the real kernel's DAX stack: one boot of Debian's
-#                 kernel under QEMU with an NVDIMM and virtio-pmem, the
-#                 checks of tests/kernel/stage.sh on its namespaces
+#   make check-kernel  the real kernel's DAX stack: Debian's kernel
+#                 under QEMU with NVDIMMs and virtio-pmem, the checks of
+#                 tests/kernel/stage*.sh on their namespaces
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
@@ -160,13 +160,15 @@ check-aarch64-run: $(BUILD_A64)/build.ninja
 	$(call tests_option,$(BUILD_A64),enabled)
 	meson test -C $(BUILD_A64) $(A64_SUITES) --print-errorlogs
 
-# The real kernel's DAX stack (scripts/kernel-check.sh): one boot of
-# Debian's cloud kernel under QEMU (TCG where KVM cannot boot it) with a
-# label-less NVDIMM and a virtio-pmem device; the guest makes fsdax (ext4
-# and xfs -o dax), devdax and virtio-pmem namespaces with ndctl and runs
-# tests/kernel/stage.sh with $(BUILD)'s tool, library, drop-ins and
-# probes (tests/kernel). About a minute on 2 idle cores, 2.5 minutes
-# with both busy (the guest's hard timeout is 8 minutes: a hang is
+# The real kernel's DAX stack (scripts/kernel-check.sh): Debian's cloud
+# kernel under QEMU (TCG where KVM cannot boot it). The main boot has a
+# label-less NVDIMM, one with labels and a virtio-pmem device; the guest
+# makes fsdax (ext4 and xfs -o dax), devdax, sector, raw and virtio-pmem
+# namespaces with ndctl and runs tests/kernel/stage.sh with $(BUILD)'s
+# tool, library, drop-ins and probes (tests/kernel); two short boots on
+# machines whose NFIT names a persistence domain run
+# tests/kernel/stage-domain.sh. About 2 minutes on 2 idle cores, 3 with
+# both busy (the main guest's hard timeout is 8 minutes: a hang is
 # reported with the console's last lines). Skipped, with a
 # message, where QEMU or a kernel cannot be had (exit 77 of the script);
 # the checks' results are in $(BUILD_KERNEL)/meson-logs/testlog.json,

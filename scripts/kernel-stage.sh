@@ -5,7 +5,8 @@
 # check-kernel guest, as an initramfs (newc cpio) at OUT, assembled in the
 # directory ROOT (emptied first) without root privileges:
 #
-#   /init, /stage.sh    tests/kernel/init.sh and tests/kernel/stage.sh
+#   /init, /stage*.sh, /tap.sh   tests/kernel/init.sh, the stages
+#                       (stage.sh, stage-domain.sh) and what they share
 #   /bin/busybox        Debian's busybox-static: the shell and every tool
 #   ndctl, mke2fs, mkfs.xfs   and their shared libraries
 #   /ntmem/...          the project's programs from the build directory
@@ -77,8 +78,10 @@ copy_elf() {
 
 cp "$busybox" "$root/bin/busybox"
 cp "$src/tests/kernel/init.sh" "$root/init"
-cp "$src/tests/kernel/stage.sh" "$root/stage.sh"
-chmod 755 "$root/init" "$root/stage.sh"
+for f in stage.sh stage-domain.sh tap.sh; do
+	cp "$src/tests/kernel/$f" "$root/$f"
+done
+chmod 755 "$root/init" "$root/stage.sh" "$root/stage-domain.sh"
 
 # The system's tools the checks use. /usr/sbin is not on every user's PATH.
 PATH=$PATH:/usr/sbin:/sbin

@@ -5,7 +5,8 @@
 # boots it as /init of an initramfs that scripts/kernel-stage.sh built).
 # It mounts the kernel's file systems, loads the nd, dax and virtio-pmem
 # drivers, waits for the nd regions (the NVDIMMs' and virtio-pmem's),
-# runs the checks (/stage.sh) and powers the machine off.
+# runs the checks (/stage.sh, or the stage ntmem.stage= names) and powers
+# the machine off.
 #
 # The checks' output goes to the second serial port, /dev/ttyS1, which the
 # host reads as its own file: the kernel's console is ttyS0, so a kernel
@@ -62,7 +63,13 @@ until [ "$(find /sys/bus/nd/devices/ -name 'region*' | wc -l)" -ge "${want:-2}" 
 done
 
 echo "# guest: $(uname -r), $(nproc) cpu, nd devices:" /sys/bus/nd/devices/* | sed 's|/sys/bus/nd/devices/||g'
-sh /stage.sh
+# ntmem.stage= names the checks: main (/stage.sh), or domain
+# (/stage-domain.sh).
+stage=$(sed -n 's/.*ntmem\.stage=\([a-z]*\).*/\1/p' /proc/cmdline)
+case "${stage:-main}" in
+main) sh /stage.sh ;;
+*) [ -f "/stage-$stage.sh" ] || bail "no stage '$stage'"; sh "/stage-$stage.sh" ;;
+esac
 echo "# stage exited $?"
 sync
 poweroff -f

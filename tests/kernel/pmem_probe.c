@@ -9,7 +9,8 @@
  *
  *   kernel_pmem_probe PATH   pmem_map_file() of an existing file or devdax
  *                            device (its whole length), one line:
- *                            is_pmem=N pmem_is_pmem=N len=N lib=FILE
+ *                            is_pmem=N pmem_is_pmem=N auto_flush=N len=N
+ *                            lib=FILE (auto_flush: pmem_has_auto_flush())
  *
  * A write of the first cache line, persisted with pmem_persist() where
  * is_pmem says so and pmem_msync() otherwise, shows the mapping works.
@@ -50,8 +51,8 @@ int main(int argc, char **argv)
 	again = pmem_is_pmem(p, len);
 	if (!dladdr((void *)pmem_map_file, &where) || !where.dli_fname)
 		where.dli_fname = "unknown";
-	printf("is_pmem=%d pmem_is_pmem=%d len=%zu lib=%s\n", is_pmem, again, len,
-	       where.dli_fname);
+	printf("is_pmem=%d pmem_is_pmem=%d auto_flush=%d len=%zu lib=%s\n", is_pmem,
+	       again, pmem_has_auto_flush(), len, where.dli_fname);
 	if (pmem_unmap(p, len)) {
 		fprintf(stderr, "kernel_pmem_probe: pmem_unmap: %s\n", pmem_errormsg());
 		return 1;

@@ -36,177 +36,7 @@
 # label-less NVDIMM's are made one after the other, each replacing the
 # last (ndctl create-namespace -f -e).
 
-P=/ntmem
-NTMEM=$P/tools/ntmem
-PROBE=$P/tests/kernel/kernel_ns_probe
-PMEM_PROBE=$P/tests/kernel/kernel_pmem_probe
-DROPIN=$P/compat/libpmem
-DEBIAN_LIBPMEM=/lib/x86_64-linux-gnu/libpmem.so.1
-# tests/pmemblk_tool.c, PMDK's libpmemblk API, linked with ntmem's drop-in
-# and with Debian's libpmemblk (make check's pmemblk_interop uses them).
-BLK_NTMEM=$P/tests/pmemblk_tool_ntmem
-BLK_PMDK=$P/tests/pmemblk_tool_pmdk
-MNT=/mnt/pmem
-# The checks' own scratch files: not in /tmp, which the test programs'
-# run mounts over (scratch_test_programs).
-S=/run/stage
-mkdir -p "$S"
-out=$S/check.out err=$S/check.err
-
-NL='
-' DEFAULT_IFS=$IFS
-
-n=0 passed=0 failed=0 todo=0
-todo_reason=
-
-# todo REASON: the next check tests a known defect (TAP TODO).
-todo() { todo_reason=$1; }
-
-# result STATUS WHAT: one TAP line for a check that exited STATUS.
-result() {
-	n=$((n + 1))
-	if [ -n "$todo_reason" ]; then
-		todo=$((todo + 1))
-		if [ "$1" -eq 0 ]; then
-			echo "ok $n - $2 # TODO $todo_reason"
-		else
-			echo "not ok $n - $2 # TODO $todo_reason"
-		fi
-	elif [ "$1" -eq 0 ]; then
-		passed=$((passed + 1))
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-	fi
-	todo_reason=
-}
-
-# show FILE [LINES]: FILE as diagnostic lines.
-show() { head -n "${2:-20}" "$1" | sed 's/^/# /'; }
-
-# said STATUS CMD...: the diagnostic line of a command that failed, on one
-# line (a script given to sh -c may span several).
-said() {
-	st=$1
-	shift
-	echo "# exit $st: $*" | tr '\n\t' '  ' | tr -s ' '
-	echo
-}
-
-# run CMD...: stdout in $out, stderr in $err; the command's status.
-run() {
-	"$@" >"$out" 2>"$err"
-}
-
-# check WHAT CMD...: CMD exits 0.
-check() {
-	what=$1
-	shift
-	run "$@"
-	st=$?
-	result "$st" "$what"
-	[ "$st" -eq 0 ] || { said "$st" "$@"; show "$out"; show "$err"; }
-	return "$st"
-}
-
-# check_words WHAT "WORD..." CMD...: CMD exits 0 and each WORD is a whole
-# word of its output (grep -w: "is_pmem=1" is not found in "pmem_is_pmem=1").
-# WORDs are separated by spaces, or by newlines when there is one (a WORD
-# with spaces in it, such as a JSON member).
-check_words() {
-	what=$1 words=$2
-	shift 2
-	run "$@"
-	st=$? missing=
-	if [ "$st" -eq 0 ]; then
-		case $words in
-		*"$NL"*) IFS=$NL ;;
-		esac
-		for w in $words; do
-			grep -qwF -- "$w" "$out" || missing="$missing '$w'"
-		done
-		IFS=$DEFAULT_IFS
-	fi
-	[ "$st" -eq 0 ] && [ -z "$missing" ]
-	ok=$?
-	result "$ok" "$what"
-	show "$out" 3
-	if [ "$st" -ne 0 ]; then
-		said "$st" "$@"
-		show "$err"
-	elif [ -n "$missing" ]; then
-		echo "# missing from the output:$missing"
-	fi
-	return "$ok"
-}
-
-# check_fails WHAT TEXT CMD...: CMD fails, with TEXT on its standard error.
-check_fails() {
-	what=$1 text=$2
-	shift 2
-	run "$@"
-	st=$?
-	[ "$st" -ne 0 ] && grep -qF -- "$text" "$err"
-	result $? "$what"
-	show "$err" 3
-}
-
-# skip WHAT WHY: a check that cannot run here (TAP SKIP, counts as passed).
-skip() {
-	n=$((n + 1)) passed=$((passed + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
-# bus_of PROVIDER: the ndbus whose provider attribute is PROVIDER.
-bus_of() {
-	for b in /sys/bus/nd/devices/ndbus*; do
-		[ "$(cat "$b/provider" 2>/dev/null)" = "$1" ] && { basename "$b"; return 0; }
-	done
-	return 1
-}
-
-# region_of BUS [SIZE|-NAME]: the region under BUS (of SIZE bytes, or
-# other than region NAME).
-region_of() {
-	for r in /sys/bus/nd/devices/"$1"/region*; do
-		[ -d "$r" ] || continue
-		case "${2:-}" in
-		"") ;;
-		-*) [ "$(basename "$r")" != "${2#-}" ] || continue ;;
-		*) [ "$(cat "$r/size")" = "$2" ] || continue ;;
-		esac
-		basename "$r"
-		return 0
-	done
-	return 1
-}
-
-# make_ns REGION ARGS...: namespaceR.0 of REGION recreated with ndctl in
-# the mode ARGS give; $dev is then its device (/dev/pmemN or /dev/daxN.M).
-make_ns() {
-	ns=namespace${1#region}.0
-	shift
-	dev=
-	run ndctl create-namespace -f -e "$ns" "$@" || return 1
-	name=$(sed -n 's/.*"\(blockdev\|chardev\)":"\([^"]*\)".*/\2/p' "$out" | head -n 1)
-	[ -n "$name" ] && dev=/dev/$name && [ -e "$dev" ]
-}
-
-# ns_check WHAT REGION ARGS...: make_ns as a check.
-ns_check() {
-	what=$1
-	shift
-	make_ns "$@"
-	st=$?
-	result "$st" "$what"
-	if [ "$st" -ne 0 ]; then
-		echo "# ndctl create-namespace $*: exit $st, device '$dev'"
-		show "$out"
-		show "$err"
-	fi
-	return "$st"
-}
+. /tap.sh
 
 # pmem_checks WHERE PATH PMDK DROPIN [TODO]: the PMDK program on PATH,
 # without PMEM_IS_PMEM_FORCE, reports is_pmem PMDK on Debian's libpmem and
@@ -276,14 +106,6 @@ fs_checks() {
 		check "$1 $2: a pattern persisted (msync) and read back" "$PROBE" write "$f"
 		pmem_checks "$1 $2" "$f" 0 0
 	fi
-}
-
-# mkfs_ext4 DEV: ext4 that can mount -o dax. DAX needs blocks of the page
-# size, and mke2fs gives a device under 512 MiB (its "small" type, such as
-# the virtio-pmem namespace) 1 KiB blocks: the kernel then refuses dax
-# ("unsupported blocksize for DAX"). Lazy init: nothing is zeroed now.
-mkfs_ext4() {
-	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=1,lazy_journal_init=1 "$1"
 }
 
 # The kernel's memmap_init_zone_device lines so far (init.sh turned them on).
@@ -406,9 +228,6 @@ checker_corpus() {
 	done
 }
 
-mounted() {
-	check "mount -t $1 -o $2 $3" mount -t "$1" -o "$2" "$3" "$MNT"
-}
 
 mkdir -p "$MNT"
 
@@ -693,7 +512,4 @@ if ns_check "virtio-pmem: devdax namespace" "$virtio_region" -m devdax; then
 	fi
 fi
 
-echo "1..$n"
-[ "$todo" -eq 0 ] || echo "# $todo TODO: known defects"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
