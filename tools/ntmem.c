@@ -2,6 +2,7 @@
 /*
  * ntmem.c - the ntmem command: finds the subcommand and hands it argv.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,25 +51,40 @@ static void usage(FILE *out)
 		     " man ntmem-<command> has them all.\n");
 }
 
+/*
+ * A command's status, unless what it printed was lost: a full disk or a
+ * closed pipe behind standard output turns a report the user never got
+ * into a failure (status 1) rather than a silent success. Buffered
+ * output is flushed here, once, for every command.
+ */
+static int output_written(const char *group, const char *name, int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	fprintf(stderr, "ntmem %s%s%s: cannot write standard output: %s\n",
+		group ? group : "", group ? " " : "", name, strerror(errno ? errno : EIO));
+	return status ? status : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return output_written(NULL, "help", argc < 2 ? 2 : 0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("ntmem %s\n", ntm_version());
-		return 0;
+		return output_written(NULL, "version", 0);
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		const struct command *c = &commands[i];
 
 		if (!c->group && !strcmp(argv[1], c->name))
-			return c->run(argc - 1, argv + 1);
+			return output_written(c->group, c->name, c->run(argc - 1, argv + 1));
 		if (c->group && !strcmp(argv[1], c->group) && argc > 2 &&
 		    !strcmp(argv[2], c->name))
-			return c->run(argc - 2, argv + 2);
+			return output_written(c->group, c->name, c->run(argc - 2, argv + 2));
 	}
 	fprintf(stderr, "ntmem: unknown command '%s%s%s'\n", argv[1],
 		argc > 2 && argv[2][0] != '-' ? " " : "",
