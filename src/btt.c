@@ -93,8 +93,11 @@ struct ntm_btt {
  */
 static int media_persist(struct ntm_btt *b, const void *p, size_t n)
 {
-	if (b->persist)
+	if (b->persist) {
+		/* A failing callback's own message is kept (ntm_error_cause). */
+		ntm_error_clear();
 		return b->persist(b->persist_arg, p, n) ? -EIO : 0;
+	}
 	ntm_drain();
 	return 0;
 }
@@ -374,7 +377,7 @@ static int layout_write(struct ntm_btt *b)
 		/* Map and flog durable before any info block claims them. */
 		ret = media_persist(b, a + i.mapoff, i.infooff - i.mapoff);
 		if (ret)
-			return ntm_error(ret, "btt: persist of arena %u", k);
+			return ntm_error_cause(ret, "btt: persist of arena %u", k);
 		memcpy(i.sig, BTT_SIG, BTT_SIG_LEN);
 		memcpy(i.uuid, uuid, 16);
 		memcpy(i.parent_uuid, b->parent_uuid, 16);
@@ -386,7 +389,7 @@ static int layout_write(struct ntm_btt *b)
 		if (!ret)
 			ret = info_write(b, a, &i);
 		if (ret)
-			return ntm_error(ret, "btt: persist of arena %u's info "
+			return ntm_error_cause(ret, "btt: persist of arena %u's info "
 					 "block", k);
 	}
 	return 0;
@@ -472,7 +475,7 @@ static int arena_replay(struct ntm_btt *b, struct arena *a, unsigned k)
 		}
 		media_store4(&a->map[rt->lba], rt->new_map);
 		if (media_persist(b, &a->map[rt->lba], 4))
-			return ntm_error(-EIO, "btt: arena %u: persist of the "
+			return ntm_error_cause(-EIO, "btt: arena %u: persist of the "
 					 "recovered map entry %u", k, rt->lba);
 	}
 	return 0;
@@ -1124,7 +1127,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	if (b->persist) {
 		ret = media_persist(b, dst, b->lbasize);
 		if (ret)
-			return ntm_error(ret, "btt: lba %llu: persist of the data",
+			return ntm_error_cause(ret, "btt: lba %llu: persist of the data",
 					 (unsigned long long)lba);
 	}
 
@@ -1140,7 +1143,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 		/* Nothing is known about the flog slot: stop writing. */
 		a->bad = true;
 		b->readonly = true;
-		return ntm_error(-EIO, "btt: lba %llu: persist of the flog",
+		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the flog",
 				 (unsigned long long)lba);
 	}
 	media_store4(&a->map[pre], new);
@@ -1155,7 +1158,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	if (ret) {
 		a->bad = true;
 		b->readonly = true;
-		return ntm_error(-EIO, "btt: lba %llu: persist of the map",
+		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the map",
 				 (unsigned long long)lba);
 	}
 	rt->free = old & BTT_MAP_LBA;
@@ -1193,7 +1196,7 @@ static int map_setf(struct ntm_btt *b, unsigned lane, uint64_t lba,
 		/* As in a write: the entry's durability is unknown, stop. */
 		a->bad = true;
 		b->readonly = true;
-		return ntm_error(-EIO, "btt: lba %llu: persist of the map",
+		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the map",
 				 (unsigned long long)lba);
 	}
 	return 0;

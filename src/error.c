@@ -34,6 +34,36 @@ int ntm_error(int err, const char *fmt, ...)
 	return err;
 }
 
+void ntm_error_clear(void)
+{
+	last_error[0] = '\0';
+}
+
+int ntm_error_cause(int err, const char *fmt, ...)
+{
+	char cause[sizeof(last_error)];
+	va_list ap;
+	int used;
+
+	if (!last_error[0]) {
+		char what[sizeof(last_error)];
+
+		va_start(ap, fmt);
+		vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		return ntm_error(err, "%s", what);
+	}
+	memcpy(cause, last_error, sizeof(cause));
+	va_start(ap, fmt);
+	used = vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	if (used >= 0 && (size_t)used < sizeof(last_error))
+		snprintf(last_error + used, sizeof(last_error) - used, ": %s", cause);
+	if (ntm_verbose())
+		fprintf(stderr, "ntmem: %s\n", last_error);
+	return err;
+}
+
 const char *ntm_errmsg(void)
 {
 	return last_error;

@@ -12,4 +12,13 @@
  */
 int ntm_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * A failure whose cause a callee (a caller-supplied callback, such as a
+ * BTT's persist) may have recorded: ntm_error_clear() before the call;
+ * after it, ntm_error_cause() records "what: the cause's message" when
+ * the callee left one, else what ntm_error() would, and returns @err.
+ */
+void ntm_error_clear(void);
+int ntm_error_cause(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif /* NTMEM_ERROR_H */

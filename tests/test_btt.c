@@ -238,16 +238,59 @@ static void test_zero_error_flags(void **state)
  */
 struct failing_persist {
 	unsigned calls, fail_at;
+	bool says_why;	/* fail through a library call that names the cause */
 };
 
 static int failing_persist(void *arg, const void *p, size_t n)
 {
 	struct failing_persist *fp = arg;
 
-	if (++fp->calls >= fp->fail_at)
+	if (++fp->calls >= fp->fail_at) {
+		/* Stands for ntm_ns_persist() failing, with its message. */
+		if (fp->says_why)
+			return ntm_memmap_strategy_parse("no-such-strategy");
 		return -EIO;
+	}
 	ntm_persist(p, n);
 	return 0;
+}
+
+/*
+ * The BTT's message for a failed persist keeps the cause the callback's
+ * own library call recorded ("btt: lba 0: persist of the map: <cause>"),
+ * and never takes an older, unrelated message for it.
+ */
+static void test_persist_failure_message(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	unsigned char w[512];
+
+	(void)state;
+	pattern(w, 512, 5, 1);
+	for (int says_why = 0; says_why <= 1; says_why++) {
+		struct failing_persist fp = { 0, ~0u, says_why };
+		struct ntm_btt_config cfg = {
+			.lbasize = 512, .flags = NTM_BTT_CREATE,
+			.persist = failing_persist, .persist_arg = &fp,
+		};
+		struct ntm_btt *b = NULL;
+
+		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), 0);
+		assert_int_equal(ntm_btt_write(b, 0, 0, w), 0);
+		/* An unrelated failure first: its message must not be reused. */
+		assert_int_equal(ntm_btt_open(NULL, base, size, &cfg), -EINVAL);
+		fp.fail_at = fp.calls + 1;
+		assert_int_equal(ntm_btt_set_zero(b, 0, 1), -EIO);
+		if (!strstr(ntm_errmsg(), "btt: lba 1: persist of the map") ||
+		    strstr(ntm_errmsg(), "NULL argument") ||
+		    !!strstr(ntm_errmsg(), "no-such-strategy") != says_why)
+			fail_msg("failing persist (%s): message '%s'",
+				 says_why ? "with a cause" : "silent", ntm_errmsg());
+		ntm_btt_close(b);
+		memset(base, 0, size);
+	}
+	munmap(base, size);
 }
 
 static void test_persist_failure(void **state)
@@ -261,7 +304,7 @@ static void test_persist_failure(void **state)
 	(void)state;
 	pattern(w, 512, 3, 1);
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-		struct failing_persist fp = { 0, ~0u };
+		struct failing_persist fp = { 0, ~0u, false };
 		struct ntm_btt_config cfg = {
 			.lbasize = 512, .flags = NTM_BTT_CREATE,
 			.persist = failing_persist, .persist_arg = &fp,
@@ -1215,6 +1258,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_roundtrip_4096),
 		cmocka_unit_test(test_zero_error_flags),
 		cmocka_unit_test(test_persist_failure),
+		cmocka_unit_test(test_persist_failure_message),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_config_reserved),
 		cmocka_unit_test(test_lazy),

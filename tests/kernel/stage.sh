@@ -494,9 +494,13 @@ if ns_check "virtio-pmem: devdax namespace" "$virtio_region" -m devdax; then
 		"has no durable path" "$PROBE" write "$vdax"
 	# The BTT writes back and fences itself: it must persist through the
 	# namespace too, and so cannot be laid out where nothing is durable
-	# (the BTT names the step that failed: its layout's first persist).
+	# (the BTT names the step that failed, its layout's first persist,
+	# and the namespace's reason).
 	check_fails "virtio-pmem devdax: ntmem blk create --btt refuses: nothing is durable" \
-		"btt: persist of arena 0" "$NTMEM" blk create "$vdax" --btt
+		"persist of arena 0: " "$NTMEM" blk create "$vdax" --btt
+	cp "$err" "$S/btt-create.err"
+	check "virtio-pmem devdax: ... and says the namespace has no durable path" \
+		grep -qF "has no durable path" "$S/btt-create.err"
 	if [ -x "$PMEM_PROBE" ]; then
 		# PMDK says 1 here: the drop-in is to be right where PMDK is not.
 		check_words "virtio-pmem devdax: Debian's libpmem says is_pmem 1" \
