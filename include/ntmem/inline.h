@@ -2,7 +2,8 @@
 /*
  * ntmem/inline.h - constant-size fast paths for the copy primitives.
  *
- * Included by ntmem/copy.h; not meant to be included on its own.
+ * Included by ntmem/copy.h, whose out-of-line functions a fast path falls
+ * back to; included on its own, it includes ntmem/copy.h first.
  *
  * The kernel copies a template struct page into 25 million slots with a
  * compile-time constant size (64, 80 or 96 bytes). A call per copy costs
@@ -43,6 +44,8 @@
 #ifndef NTMEM_INLINE_H
 #define NTMEM_INLINE_H
 
+/* A no-op when ntmem/copy.h includes this header, at its end. */
+#include <ntmem/copy.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
