@@ -971,22 +971,34 @@ static char *env_prepend(const char *name, const char *value)
 	return asprintf(&s, "%s=%s:%s", name, value, old) < 0 ? NULL : s;
 }
 
+/* The variables child_env() sets (the last entries of its environment). */
+static const char *const ours[] = {
+	"LD_PRELOAD=", "LD_LIBRARY_PATH=", "NTMEM_CHECK_REPORT=",
+	"NTMEM_CHECK_WATCH=", "GLIBC_TUNABLES=",
+};
+#define NOURS (sizeof(ours) / sizeof(*ours))
+
 /*
- * The program's environment: this one with the four variables of the
- * contract set, everything else unchanged. NULL when out of memory.
+ * Room in each thread's static TLS for a checking library that is
+ * dlopen()ed late (a program that loads libpmem.so.1 when it needs it):
+ * its thread-local variables are initial-exec, as its SIGSEGV handler
+ * needs, and glibc's default room (512 bytes) is less than it takes. Set
+ * first, so that a value the user gave wins.
+ */
+#define STATIC_TLS_ROOM "glibc.rtld.optional_static_tls=4096"
+
+/*
+ * The program's environment: this one with the variables of the contract
+ * set, everything else unchanged. NULL when out of memory.
  */
 static char **child_env(const char *dir, const char *report)
 {
-	static const char *const ours[] = {
-		"LD_PRELOAD=", "LD_LIBRARY_PATH=", "NTMEM_CHECK_REPORT=",
-		"NTMEM_CHECK_WATCH=",
-	};
 	size_t n = 0, k = 0;
 	char **env, *preload;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 5, sizeof(*env));
+	env = calloc(n + NOURS + 1, sizeof(*env));
 	if (!env)
 		return NULL;
 	if (asprintf(&preload, "%s/libntmem-watch-preload.so", dir) < 0) {
@@ -996,7 +1008,7 @@ static char **child_env(const char *dir, const char *report)
 	for (size_t i = 0; i < n; i++) {
 		bool skip = false;
 
-		for (size_t o = 0; o < sizeof(ours) / sizeof(*ours); o++)
+		for (size_t o = 0; o < NOURS; o++)
 			if (!strncmp(environ[i], ours[o], strlen(ours[o])))
 				skip = true;
 		if (!skip)
@@ -1006,10 +1018,11 @@ static char **child_env(const char *dir, const char *report)
 	env[k++] = env_prepend("LD_LIBRARY_PATH", dir);
 	env[k++] = env_entry("NTMEM_CHECK_REPORT", report);
 	env[k++] = env_entry("NTMEM_CHECK_WATCH", "1");
+	env[k++] = env_prepend("GLIBC_TUNABLES", STATIC_TLS_ROOM);
 	free(preload);
-	for (size_t i = k - 4; i < k; i++)
+	for (size_t i = k - NOURS; i < k; i++)
 		if (!env[i]) {
-			for (size_t f = k - 4; f < k; f++)
+			for (size_t f = k - NOURS; f < k; f++)
 				free(env[f]);
 			free(env);
 			return NULL;
@@ -1017,7 +1030,7 @@ static char **child_env(const char *dir, const char *report)
 	return env;
 }
 
-/* The entries child_env() allocated: its last four. */
+/* The entries child_env() allocated: its last NOURS. */
 static void free_env(char **env)
 {
 	size_t n = 0;
@@ -1026,7 +1039,7 @@ static void free_env(char **env)
 		return;
 	while (env[n])
 		n++;
-	for (size_t i = n >= 4 ? n - 4 : 0; i < n; i++)
+	for (size_t i = n >= NOURS ? n - NOURS : 0; i < n; i++)
 		free(env[i]);
 	free(env);
 }

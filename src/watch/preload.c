@@ -62,7 +62,13 @@ static const struct ntm_watch_ops *watching(void)
 	return __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
 }
 
-/* libc's definition of @name (declared as ours is), resolved once. */
+/*
+ * libc's definition of @name (declared as ours is), resolved once. Here
+ * RTLD_NEXT is right, whatever the load order: a preloaded library comes
+ * before libc, and the next definition is another interposer's (a
+ * sanitizer's) or libc's, never this one. The checker (watch.c) is not
+ * preloaded, and asks libc itself.
+ */
 #define REAL(name)                                                      \
 	static __typeof__(name) *real_##name;                           \
 	if (!real_##name)                                               \

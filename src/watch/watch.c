@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <gnu/lib-names.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -229,6 +230,29 @@ static void note(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	wrec_begin(&w, "note");
+	wrec_str(&w, "message", msg);
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+}
+
+/*
+ * Nothing of this process is watched, and why: a note of kind "unchecked"
+ * (its message ends "nothing is watched"), so that `ntmem check` does not
+ * take the silence that follows for a clean run.
+ */
+static void unchecked(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void unchecked(const char *fmt, ...)
+{
+	struct wrec w;
+	char why[400], msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "%s: nothing is watched", why);
+	wrec_begin(&w, "note");
+	wrec_str(&w, "kind", "unchecked");
 	wrec_str(&w, "message", msg);
 	wrec_num(&w, "pid", (uint64_t)getpid());
 	wrec_emit(&w, report_fd);
@@ -1969,13 +1993,22 @@ static const struct ntm_watch_ops ops = {
 	.ending = ending,
 };
 
-/* libc's @name, past the preload shim's (RTLD_NEXT from here is libc). */
-static void *real(const char *name)
+/*
+ * libc's own @name, past the preload shim's (and any other interposer's):
+ * looked up in libc itself, not with RTLD_NEXT, which searches only the
+ * objects after this one. This library comes after libc when it is a
+ * dependency's dependency (a libpmemobj program's libpmem.so.1), and then
+ * RTLD_NEXT finds nothing; were the shim after it, RTLD_NEXT would find
+ * the shim's, which calls back into the checker. @libc: the handle of the
+ * libc already loaded.
+ */
+static void *real(void *libc, const char *name)
 {
-	void *f = dlsym(RTLD_NEXT, name);
+	void *f = libc ? dlsym(libc, name) : NULL;
 
 	if (!f)
-		note("cannot find %s: nothing is watched", name);
+		unchecked("cannot find libc's %s: %s", name,
+			  libc ? "not in it" : "libc is not loaded as " LIBC_SO);
 	return f;
 }
 
@@ -1987,7 +2020,7 @@ static void watch_start(void)
 	const char *e = getenv("NTMEM_CHECK_EAGER");
 	void (*reg)(const struct ntm_watch_ops *);
 	struct sigaction act = { 0 }, old;
-	void *warm[2];
+	void *warm[2], *libc;
 
 	if (!on || strcmp(on, "1"))
 		return;
@@ -2003,11 +2036,13 @@ static void watch_start(void)
 	 * handlers, protections and unmappings must not be taken for the
 	 * program's.
 	 */
+	libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
 	real_sigaction = (int (*)(int, const struct sigaction *,
-				  struct sigaction *))real("sigaction");
-	real_mprotect = (int (*)(void *, size_t, int))real("mprotect");
-	real_munmap = (int (*)(void *, size_t))real("munmap");
-	real_mremap = (void *(*)(void *, size_t, size_t, int, ...))real("mremap");
+				  struct sigaction *))real(libc, "sigaction");
+	real_mprotect = (int (*)(void *, size_t, int))real(libc, "mprotect");
+	real_munmap = (int (*)(void *, size_t))real(libc, "munmap");
+	real_mremap = (void *(*)(void *, size_t, size_t, int, ...))
+		real(libc, "mremap");
 	if (!real_sigaction || !real_mprotect || !real_munmap || !real_mremap)
 		return;
 	/* backtrace() loads its unwinder on first use: not in a handler. */
@@ -2016,7 +2051,8 @@ static void watch_start(void)
 	act.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&act.sa_mask);
 	if (real_sigaction(SIGSEGV, &act, &old)) {
-		note("cannot install the SIGSEGV handler: nothing is watched");
+		unchecked("cannot install the SIGSEGV handler: %s",
+			  strerror(errno));
 		return;
 	}
 	if (old.sa_handler != SIG_DFL)

@@ -45,6 +45,8 @@ fi
 # 4120 = 4096 + 24; 8216 = 8192 + 24; 12328 = 12288 + 40.
 corpus="
 missing_flush not-written-back unmap point 4120 8 pmem_drain
+missing_flush_dep not-written-back unmap point 4120 8 pmem_drain
+missing_flush_dlopen not-written-back unmap point 4120 8 pmem_drain
 missing_drain not-fenced unmap unmap 4120 8 pmem_unmap
 neighbour_flush not-written-back unmap point 4120 8 pmem_persist
 flush_before_store not-written-back,stored-after-write-back unmap point 4120 8 pmem_drain
