@@ -12,9 +12,10 @@
 # environment, the text report (each bug's frames under it, the summary
 # line, performance notes only with --perf), --json (parsed by python3
 # when there is one), --report FILE, exit statuses passed on (0, 3, 128+N
-# for a signal), --error-exitcode, signals forwarded to the program, and
-# malformed lines shown as notes, never a crash. Files live in a fresh
-# directory under /tmp.
+# for a signal), --error-exitcode, 4 for a run not checked in full (no
+# start record, notes of kind unchecked or unwatched), signals forwarded
+# to the program, and malformed lines shown as notes, never a crash.
+# Files live in a fresh directory under /tmp.
 set -u
 ntmem=$1
 # Absolute: one run starts from another directory.
@@ -106,7 +107,8 @@ tree=$(cd "$(dirname "$ntmem")/.." && pwd)
 if [ -f "$tree/build.ninja" ] && [ -f "$tree/src/watch/libntmem-watch.so.0" ]; then
 	# (A sanitized build's shim would make the ASan runtime refuse to
 	# start behind it: told not to check, it runs.)
-	expect 0 "NTMEM_CHECK_LIBDIR empty, ntmem of a build tree: its src/watch" \
+	# (true loads no checking library: found, but nothing checked, 4.)
+	expect 4 "NTMEM_CHECK_LIBDIR empty, ntmem of a build tree: its src/watch" \
 		env NTMEM_CHECK_LIBDIR= ASAN_OPTIONS=verify_asan_link_order=0 \
 		"$ntmem" check -- true
 fi
@@ -190,7 +192,8 @@ cat >"$tmp/bugs" <<'EOF'
 {"type":"note","message":"checking of /dev/shm/other stopped","pid":PID}
 {"type":"bug","kind":"never-written-back","when":"exit","file":null,"offset":0,"length":8,"address":"0x7f0000002000","point":"exit","backtrace":[],"first_store":["store+0x4 (/usr/bin/prog)","main+0x80 (/usr/bin/prog)"],"pid":PID}
 EOF
-: >"$tmp/none"
+# No findings: the library's start record alone (a checked run).
+printf '%s\n' '{"type":"start","pid":PID}' >"$tmp/none"
 
 # --- the program's environment --------------------------------------------
 
@@ -286,8 +289,9 @@ if $have_python; then
 	if python3 - "$out" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert sorted(doc) == ["ended", "errors", "exit_status", "judged",
-                       "perf_notes", "reports"], doc
+assert sorted(doc) == ["checked", "ended", "errors", "exit_status", "judged",
+                       "not_checked", "perf_notes", "reports"], doc
+assert doc["checked"] == "all" and doc["not_checked"] is None, doc
 assert doc["errors"] == 2 and doc["perf_notes"] == 1, doc
 assert doc["exit_status"] == 3, doc
 assert doc["ended"] == "exited 3" and doc["judged"] is False, doc
@@ -317,8 +321,10 @@ expect 0 "--json --report FILE" "$ntmem" check --json --report "$tmp/r.json" \
 	-- "$tmp/prog" "$tmp/none" 0
 cp "$tmp/r.json" "$out"
 if $have_python; then json_ok "--json --report: FILE parses"; fi
-if grep -q '"errors": 0, "perf_notes": 0, "exit_status": 0, "ended": "exited 0", "judged": false, "reports": \[\]' \
-	"$tmp/r.json"; then ok "--json, no findings: an empty list"; else
+if grep -q '"errors": 0, "perf_notes": 0, "exit_status": 0, "ended": "exited 0", "judged": false, "reports": \[$' \
+	"$tmp/r.json" && grep -q '^  {"type":"start","pid":[0-9]*}$' "$tmp/r.json" &&
+	grep -q '^], "checked": "all", "not_checked": null}$' "$tmp/r.json"; then
+	ok "--json, no findings: the start record alone, checked"; else
 	bad "--json, no findings"; sed 's/^/# /' "$tmp/r.json"; fi
 
 # --- exit statuses ----------------------------------------------------------
@@ -336,11 +342,12 @@ expect 143 "--error-exitcode 9, killed by a signal: 128+15" \
 grep -v '"type":"bug"' "$tmp/bugs" >"$tmp/perf-only"
 expect 0 "--error-exitcode 9, only notes: 0" \
 	"$ntmem" check --error-exitcode 9 -- "$tmp/prog" "$tmp/perf-only" 0
-expect 0 "--eager: NTMEM_CHECK_EAGER=1 for the program" "$ntmem" check --eager -- \
+# (A shell loads no checking library: a run not checked exits 4.)
+expect 4 "--eager: NTMEM_CHECK_EAGER=1 for the program" "$ntmem" check --eager -- \
 	sh -c 'test "$NTMEM_CHECK_EAGER" = 1'
 expect 1 "without --eager: no NTMEM_CHECK_EAGER" env -u NTMEM_CHECK_EAGER \
 	"$ntmem" check -- sh -c 'test -n "${NTMEM_CHECK_EAGER-}" && exit 0; exit 1'
-expect 0 "a shell as PROGRAM" "$ntmem" check -- sh -c 'exit 0'
+expect 4 "a shell as PROGRAM: not checked" "$ntmem" check -- sh -c 'exit 0'
 expect 5 "a shell's exit 5" "$ntmem" check -- sh -c 'exit 5'
 
 # --- how the program ended ------------------------------------------------
@@ -379,21 +386,57 @@ has "killed by SIGKILL, not judged: what it left is not known" \
 expect 137 "SIGKILL, --json" "$ntmem" check --json -- "$tmp/prog" "$tmp/none" KILL
 has '"exit_status": 137, "ended": "killed by SIGKILL, not judged: what it left is not known", "judged": false,' \
 	"--json: SIGKILL unjudged"
-printf '%s\n' '{"type":"end","how":"vanished","judged":1,"pid":PID}' >"$tmp/end-bad"
+printf '%s\n' '{"type":"start","pid":PID}' \
+	'{"type":"end","how":"vanished","judged":1,"pid":PID}' >"$tmp/end-bad"
 expect 0 "an end record of an unknown how" "$ntmem" check -- "$tmp/prog" \
 	"$tmp/end-bad" 0
 has "malformed at byte" "an unknown how: a malformed line"
 
 # A note that watching stopped: its words, and its keys kept for --json.
-printf '%s\n' '{"type":"note","kind":"unwatched","message":"/dev/shm/pool offset 0 length 8192: no longer watched: mremap() of a mapping only partly watched","file":"/dev/shm/pool","offset":0,"length":8192,"pid":PID}' \
+printf '%s\n' '{"type":"start","pid":PID}' '{"type":"note","kind":"unwatched","message":"/dev/shm/pool offset 0 length 8192: no longer watched: mremap() of a mapping only partly watched","file":"/dev/shm/pool","offset":0,"length":8192,"pid":PID}' \
 	>"$tmp/unwatched"
-expect 0 "an unwatched note" "$ntmem" check -- "$tmp/prog" "$tmp/unwatched" 0
+# Checked in part: exit 4, and the summary says so.
+expect 4 "an unwatched note" "$ntmem" check -- "$tmp/prog" "$tmp/unwatched" 0
 has "ntmem check: note: /dev/shm/pool offset 0 length 8192: no longer watched: mremap() of a mapping only partly watched" \
 	"unwatched: the note in words"
-expect 0 "an unwatched note, --json" "$ntmem" check --json -- "$tmp/prog" \
+has "ntmem check: checked in part, 1 part of mappings not watched: 0 errors, 0 performance notes (pid " \
+	"unwatched: checked in part, said"
+expect 3 "an unwatched note, exit 3: the program's status" "$ntmem" check -- \
+	"$tmp/prog" "$tmp/unwatched" 3
+expect 4 "an unwatched note, --json" "$ntmem" check --json -- "$tmp/prog" \
 	"$tmp/unwatched" 0
 has '"kind":"unwatched",' "--json: the unwatched note's kind"
 has '"length":8192,' "--json: the unwatched note's length"
+has '"checked": "part", "not_checked": "1 part of mappings not watched"}' \
+	"--json: checked in part, and why"
+
+# A checking library that could not watch ("kind":"unchecked"), and no
+# start record: nothing checked, exit 4, never "0 errors".
+printf '%s\n' '{"type":"note","kind":"unchecked","message":"cannot find libc'"'"'s sigaction: not in it: nothing is watched","pid":PID}' \
+	>"$tmp/unchecked"
+expect 4 "an unchecked note" "$ntmem" check -- "$tmp/prog" "$tmp/unchecked" 0
+has "ntmem check: note: cannot find libc's sigaction: not in it: nothing is watched" \
+	"unchecked: the note in words"
+has "ntmem check: not checked: the checking library could not watch anything (see the note) (pid " \
+	"unchecked: not checked, said"
+lacks "errors," "unchecked: no error count"
+expect 4 "an unchecked note, --json" "$ntmem" check --json -- "$tmp/prog" \
+	"$tmp/unchecked" 0
+has '"checked": "none", "not_checked": "the checking library could not watch anything (see the note)"}' \
+	"--json: checked none, and why"
+# One process watched, another could not: checked in part.
+printf '%s\n' '{"type":"start","pid":1}' >>"$tmp/unchecked"
+expect 4 "a start record and an unchecked note" "$ntmem" check -- "$tmp/prog" \
+	"$tmp/unchecked" 0
+has "ntmem check: checked in part, 1 process not watched: 0 errors" \
+	"a process not watched: checked in part, said"
+# No record at all: no process loaded the checking library.
+: >"$tmp/empty"
+expect 4 "no record at all" "$ntmem" check -- "$tmp/prog" "$tmp/empty" 0
+has "ntmem check: not checked: no process loaded the checking library (pid " \
+	"no record: not checked, said"
+expect 4 "no record at all, --error-exitcode 9" "$ntmem" check \
+	--error-exitcode 9 -- "$tmp/prog" "$tmp/empty" 0
 
 # --- signals forwarded ------------------------------------------------------
 
@@ -427,7 +470,8 @@ for sig in TERM HUP; do
 		bad "SIG$sig: exit $got, expected 7 (the program's trap)"
 		report_of | sed 's/^/# /'
 	fi
-	has "0 errors, 0 performance notes" "after SIG$sig: the summary"
+	has "not checked: no process loaded the checking library" \
+		"after SIG$sig: the summary"
 done
 tmpdir_empty "the signalled runs"
 

@@ -124,7 +124,7 @@ struct strv {
 	int n;
 };
 
-enum rec_type { REC_BUG, REC_PERF, REC_NOTE, REC_END };
+enum rec_type { REC_BUG, REC_PERF, REC_NOTE, REC_END, REC_START };
 
 struct record {
 	enum rec_type type;
@@ -449,8 +449,10 @@ static unsigned need_mask(enum rec_type t)
 	static const char *const perf[] = { "kind", "count", "site", "pid", NULL };
 	static const char *const note[] = { "message", "pid", NULL };
 	static const char *const end[] = { "how", "judged", "pid", NULL };
+	static const char *const start[] = { "pid", NULL };
 	const char *const *keys = t == REC_BUG ? bug : t == REC_PERF ? perf :
-				  t == REC_END ? end : note;
+				  t == REC_END ? end : t == REC_START ? start
+				  : note;
 	unsigned mask = 0;
 
 	for (size_t i = 0; i < NFIELDS; i++)
@@ -561,8 +563,10 @@ static bool parse_record(const char *line, struct record *r, struct jp *j)
 		r->type = REC_NOTE;
 	else if (!strcmp(type, "end"))
 		r->type = REC_END;
+	else if (!strcmp(type, "start"))
+		r->type = REC_START;
 	else {
-		fail(j, "\"type\" bug, perf, note or end");
+		fail(j, "\"type\" bug, perf, note, end or start");
 		goto bad;
 	}
 	need = need_mask(r->type);
@@ -599,6 +603,13 @@ struct run_report {
 	struct record *rec;
 	int n, cap;
 	int errors, perf_notes;
+	/*
+	 * What was checked: records only a watching checking library writes
+	 * (start, and bug, perf, end), and notes that a process watched
+	 * nothing ("kind":"unchecked") or that memory went unwatched
+	 * ("kind":"unwatched").
+	 */
+	int watching, unchecked, unwatched;
 	long long pids[8];	/* the processes that reported, first 8 */
 	int npids;
 };
@@ -698,13 +709,68 @@ static int read_report(int fd, long long child, struct run_report *rr)
 			rr->errors++;
 		else if (r->type == REC_PERF)
 			rr->perf_notes++;
-		/* An end record says nothing was found: its pid is not named. */
-		if (!r->ours && r->type != REC_END)
+		if (r->type == REC_NOTE && !r->ours && r->kind &&
+		    !strcmp(r->kind, "unchecked"))
+			rr->unchecked++;
+		else if (r->type == REC_NOTE && !r->ours && r->kind &&
+			 !strcmp(r->kind, "unwatched"))
+			rr->unwatched++;
+		else if (r->type != REC_NOTE)
+			rr->watching++;
+		/* End and start records say nothing was found: their pids
+		 * are not named. */
+		if (!r->ours && r->type != REC_END && r->type != REC_START)
 			add_pid(rr, r->pid);
 	}
 	free(line);
 	fclose(f);
 	return 0;
+}
+
+/* --- what was checked ---------------------------------------------------- */
+
+/* The exit status of a run that exited 0 but was not checked in full. */
+#define NOT_CHECKED_STATUS 4
+
+enum checked { CHECKED_ALL, CHECKED_PART, CHECKED_NONE };
+
+static const char *const checked_names[] = {
+	[CHECKED_ALL] = "all", [CHECKED_PART] = "part", [CHECKED_NONE] = "none",
+};
+
+/*
+ * Whether the run was checked: "none" when no process of it was watched
+ * (no record that only a watching checking library writes), "part" when
+ * one was but memory went unwatched or another process watched nothing,
+ * "all" otherwise. @why: the words for the summary when not all.
+ */
+static enum checked run_checked(const struct run_report *rr, char *why,
+				size_t len)
+{
+	*why = '\0';
+	if (!rr->watching && rr->unchecked) {
+		snprintf(why, len, "the checking library could not watch "
+			 "anything (see the note%s)", rr->unchecked == 1 ? "" : "s");
+		return CHECKED_NONE;
+	}
+	if (!rr->watching) {
+		snprintf(why, len, "no process loaded the checking library");
+		return CHECKED_NONE;
+	}
+	if (!rr->unwatched && !rr->unchecked)
+		return CHECKED_ALL;
+	if (rr->unwatched && rr->unchecked)
+		snprintf(why, len, "%d part%s of mappings not watched, %d "
+			 "process%s not watched", rr->unwatched,
+			 rr->unwatched == 1 ? "" : "s", rr->unchecked,
+			 rr->unchecked == 1 ? "" : "es");
+	else if (rr->unwatched)
+		snprintf(why, len, "%d part%s of mappings not watched",
+			 rr->unwatched, rr->unwatched == 1 ? "" : "s");
+	else
+		snprintf(why, len, "%d process%s not watched", rr->unchecked,
+			 rr->unchecked == 1 ? "" : "es");
+	return CHECKED_PART;
 }
 
 /* --- printing ------------------------------------------------------------ */
@@ -802,6 +868,8 @@ static void describe_end(char *buf, size_t len, int status,
 static void print_human(FILE *out, const struct run_report *rr, bool perf,
 			long long child, const char *ended)
 {
+	char why[160];
+	enum checked checked = run_checked(rr, why, sizeof(why));
 	/* Which process said it, when more than one did. */
 	bool many = rr->npids > 1;
 
@@ -845,12 +913,20 @@ static void print_human(FILE *out, const struct run_report *rr, bool perf,
 			break;
 		case REC_END:
 			break;	/* PROGRAM's is said below */
+		case REC_START:
+			break;	/* counted in what was checked */
 		}
 	}
 	fprintf(out, "ntmem check: pid %lld %s\n", child, ended);
-	fprintf(out, "ntmem check: %d error%s, %d performance note%s (pid %lld",
-		rr->errors, rr->errors == 1 ? "" : "s", rr->perf_notes,
-		rr->perf_notes == 1 ? "" : "s", child);
+	/* Never "0 errors" for a run that was not checked. */
+	if (checked == CHECKED_NONE)
+		fprintf(out, "ntmem check: not checked: %s (pid %lld", why, child);
+	else
+		fprintf(out, "ntmem check: %s%s%s%d error%s, %d performance "
+			"note%s (pid %lld", checked == CHECKED_PART ?
+			"checked in part, " : "", why, *why ? ": " : "",
+			rr->errors, rr->errors == 1 ? "" : "s", rr->perf_notes,
+			rr->perf_notes == 1 ? "" : "s", child);
 	for (int i = 0; i < rr->npids; i++)
 		if (rr->pids[i] != child)
 			fprintf(out, ", %lld", rr->pids[i]);
@@ -915,6 +991,9 @@ static void put_json_utf8(FILE *out, const char *line)
 static void print_json(FILE *out, const struct run_report *rr, int status,
 		       const char *ended, bool judged)
 {
+	char why[160];
+	enum checked checked = run_checked(rr, why, sizeof(why));
+
 	fprintf(out, "{\"errors\": %d, \"perf_notes\": %d, \"exit_status\": %d, "
 		"\"ended\": ", rr->errors, rr->perf_notes, status);
 	report_json_string(out, ended);
@@ -923,7 +1002,13 @@ static void print_json(FILE *out, const struct run_report *rr, int status,
 		fputs(i ? ",\n  " : "\n  ", out);
 		put_json_utf8(out, rr->rec[i].json ? rr->rec[i].json : "null");
 	}
-	fputs(rr->n ? "\n]}\n" : "]}\n", out);
+	fprintf(out, "%s], \"checked\": \"%s\", \"not_checked\": ",
+		rr->n ? "\n" : "", checked_names[checked]);
+	if (*why)
+		report_json_string(out, why);
+	else
+		fputs("null", out);
+	fputs("}\n", out);
 }
 
 /* --- running the program ------------------------------------------------- */
@@ -1142,7 +1227,8 @@ static void usage(FILE *out)
 	      "\n"
 	      "  --json              one JSON object instead of the text report:\n"
 	      "                      errors, perf_notes, exit_status, ended (how PROGRAM\n"
-	      "                      ended), judged, reports (the records)\n"
+	      "                      ended), judged, reports (the records), checked\n"
+	      "                      (all, part or none), not_checked (why, or null)\n"
 	      "  --report FILE       write the report to FILE instead of standard error\n"
 	      "  --error-exitcode N  exit with N (1 to 255) when an error was reported\n"
 	      "                      and PROGRAM was not killed by a signal\n"
@@ -1154,8 +1240,11 @@ static void usage(FILE *out)
 	      "  -h, --help          this text\n"
 	      "\n"
 	      "The -- may be left out when PROGRAM does not start with '-'. Exit status:\n"
-	      "PROGRAM's, 128+N when it died of signal N, 127 when it could not be\n"
-	      "executed, 2 when ntmem check could not start it (a usage error, no\n"
+	      "PROGRAM's, 128+N when it died of signal N, N of --error-exitcode when\n"
+	      "an error was reported, 4 when PROGRAM exited 0 but was not checked in\n"
+	      "full (no process loaded the checking library, it could not watch, or\n"
+	      "memory went unwatched: the summary says which), 127 when it could not\n"
+	      "be executed, 2 when ntmem check could not start it (a usage error, no\n"
 	      "checking library). The library is looked for in NTMEM_CHECK_LIBDIR, if\n"
 	      "set, else in BUILDDIR/src/watch when this ntmem is BUILDDIR/tools/ntmem,\n"
 	      "else in " NTMEM_CHECK_LIBDIR_DEFAULT ".\n",
@@ -1180,7 +1269,7 @@ int cmd_check(int argc, char **argv)
 	const struct opt_cmd cmd = {
 		.name = "check", .opts = opts, .usage = usage,
 	};
-	char dir[PATH_MAX], tmpl[PATH_MAX], ended[160];
+	char dir[PATH_MAX], tmpl[PATH_MAX], ended[160], why[160];
 	const char *tmpdir = getenv("TMPDIR");
 	bool judged;
 	struct run_report rr = { 0 };
@@ -1288,6 +1377,8 @@ int cmd_check(int argc, char **argv)
 	ret = pstatus;
 	if (error_exitcode && rr.errors && !WIFSIGNALED(status))
 		ret = error_exitcode;
+	else if (!ret && run_checked(&rr, why, sizeof(why)) != CHECKED_ALL)
+		ret = NOT_CHECKED_STATUS;
 out:
 	for (int i = 0; i < rr.n; i++)
 		record_free(&rr.rec[i]);

@@ -75,8 +75,9 @@
 #define PAGES_PER_CHUNK 64
 /* Distinct call sites the performance notes keep apart. */
 #define MAX_PERF 256
-/* Shared mappings found not to be pmem, remembered so that a hot
- * pmem_flush() on ordinary memory reads /proc/self/maps only once. */
+/* Shared mappings found not to be pmem (or that could not be watched),
+ * remembered so that a hot pmem_flush() on ordinary memory reads
+ * /proc/self/maps only once (and a mapping not watched is noted once). */
 #define MAX_NOT_PMEM 32
 
 int ntm_watch_on;
@@ -791,6 +792,16 @@ static void perf_count(int kind)
 	unlock();
 }
 
+/* [lo, hi) is not to be discovered again. Lock held. */
+static void not_pmem_add(uintptr_t lo, uintptr_t hi)
+{
+	not_pmem[not_pmem_next].start = lo;
+	not_pmem[not_pmem_next].end = hi;
+	not_pmem_next = (not_pmem_next + 1) % MAX_NOT_PMEM;
+	if (nnot_pmem < MAX_NOT_PMEM)
+		nnot_pmem++;
+}
+
 static bool not_pmem_known(uintptr_t a)
 {
 	for (unsigned i = 0; i < nnot_pmem; i++)
@@ -837,11 +848,7 @@ static void discover(uintptr_t a)
 				    (perms[2] == 'x' ? PROT_EXEC : 0));
 		} else {
 			lock();
-			not_pmem[not_pmem_next].start = lo;
-			not_pmem[not_pmem_next].end = hi;
-			not_pmem_next = (not_pmem_next + 1) % MAX_NOT_PMEM;
-			if (nnot_pmem < MAX_NOT_PMEM)
-				nnot_pmem++;
+			not_pmem_add(lo, hi);
 			unlock();
 		}
 		break;
@@ -1018,28 +1025,37 @@ static void restore_prot(const struct wrange *r, uintptr_t a, uintptr_t e)
 }
 
 /*
- * A note that [a, e) of @r is no longer watched, and why: machine-readable
- * ("kind":"unwatched", the file, offset and length), so a run that stopped
- * watching part of a mapping is visible in the report.
+ * A note that @len bytes at file offset @off of @path (NULL: anonymous
+ * memory) are not watched (@state: "not watched", "no longer watched"),
+ * and why: machine-readable ("kind":"unwatched", the file, offset and
+ * length), so a run that did not watch all of a mapping is visible in the
+ * report, and `ntmem check` does not call it checked.
  */
-static void note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
-			   const char *why)
+static void unwatched_note(const char *path, uint64_t off, uint64_t len,
+			   const char *state, const char *why)
 {
-	uint64_t off = (uint64_t)(a - r->start) + (uint64_t)r->off;
 	struct wrec w;
 	char msg[512];
 
-	snprintf(msg, sizeof(msg), "%s offset %llu length %llu: no longer "
-		 "watched: %s", r->path ? r->path : "anonymous memory",
-		 (unsigned long long)off, (unsigned long long)(e - a), why);
+	snprintf(msg, sizeof(msg), "%s offset %llu length %llu: %s: %s",
+		 path ? path : "anonymous memory", (unsigned long long)off,
+		 (unsigned long long)len, state, why);
 	wrec_begin(&w, "note");
 	wrec_str(&w, "kind", "unwatched");
 	wrec_str(&w, "message", msg);
-	wrec_str(&w, "file", r->path);
+	wrec_str(&w, "file", path);
 	wrec_num(&w, "offset", off);
-	wrec_num(&w, "length", e - a);
+	wrec_num(&w, "length", len);
 	wrec_num(&w, "pid", (uint64_t)getpid());
 	wrec_emit(&w, report_fd);
+}
+
+/* [a, e) of @r is no longer watched. */
+static void note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
+			   const char *why)
+{
+	unwatched_note(r->path, (uint64_t)(a - r->start) + (uint64_t)r->off,
+		       e - a, "no longer watched", why);
 }
 
 /*
@@ -1144,7 +1160,8 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 	struct wrange *r = range_new(start, end, path, off, prot);
 
 	if (!r) {
-		note("%s: not watched: no memory", path ? path : "mapping");
+		unwatched_note(path && *path ? path : NULL, (uint64_t)off,
+			       end - start, "not watched", "no memory");
 		return;
 	}
 	lock();
@@ -1152,9 +1169,13 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 	unwatch(start, end, "unmap", NULL);
 	if (nranges == MAX_RANGES ||
 	    real_mprotect((void *)start, end - start, watched_prot(prot, false))) {
+		const char *why = nranges == MAX_RANGES ? "too many mappings"
+							: strerror(errno);
+
+		not_pmem_add(start, end);	/* noted once, not per pmem_* call */
 		unlock();
-		note("%s: not watched: %s", path ? path : "mapping",
-		     nranges == MAX_RANGES ? "too many mappings" : strerror(errno));
+		unwatched_note(r->path, (uint64_t)off, end - start,
+			       "not watched", why);
 		range_destroy(r);
 		return;
 	}
@@ -1994,6 +2015,19 @@ static const struct ntm_watch_ops ops = {
 };
 
 /*
+ * {"type":"start","pid":N}: this process is watched from here on, the
+ * positive evidence `ntmem check` needs before it calls a run checked.
+ */
+static void start_record(void)
+{
+	struct wrec w;
+
+	wrec_begin(&w, "start");
+	wrec_num(&w, "pid", (uint64_t)getpid());
+	wrec_emit(&w, report_fd);
+}
+
+/*
  * libc's own @name, past the preload shim's (and any other interposer's):
  * looked up in libc itself, not with RTLD_NEXT, which searches only the
  * objects after this one. This library comes after libc when it is a
@@ -2071,5 +2105,6 @@ static void watch_start(void)
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
 		note("cannot register the fork handlers: a child of fork() "
 		     "inherits its parent's pending lines");
+	start_record();
 	__atomic_store_n(&ntm_watch_on, 1, __ATOMIC_RELEASE);
 }

@@ -49,7 +49,8 @@ missing_flush_reported() {
 	if [ "$rc" -ne 0 ]; then
 		bad "$1: exit $rc"; sed 's/^/# /' "$err" "$rep"; return
 	fi
-	if grep -q '"kind":"unchecked"' "$rep"; then
+	if ! grep -q '"type":"start"' "$rep" || grep -q '"kind":"unchecked"' "$rep"
+	then
 		bad "$1: not watched"; sed 's/^/# /' "$rep"; return
 	fi
 	n=$(grep -c '"type":"bug"' "$rep")
@@ -104,7 +105,9 @@ for twin in "" _fixed; do
 		sed 's/^/# /' "$out" "$err" "$tmp/$name.json"
 		continue
 	fi
-	if ! grep -q 'nothing is watched' "$tmp/$name.json"; then
+	if grep -q '"checked": "all"' "$tmp/$name.json" &&
+		grep -q '"type":"start"' "$tmp/$name.json" &&
+		! grep -q 'nothing is watched' "$tmp/$name.json"; then
 		ok "$name: watched, checked"
 	else
 		bad "$name: not watched"; sed 's/^/# /' "$tmp/$name.json"
