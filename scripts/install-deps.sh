@@ -62,6 +62,55 @@ deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev"
 # among them a PMDK program built against libpmem-dev (in the check set).
 kernel_pkgs="qemu-system-x86 linux-image-cloud-amd64 ndctl e2fsprogs xfsprogs busybox-static kmod"
 
+# The mce boot of make check-kernel injects a machine check, and the cloud
+# kernel is built without CONFIG_X86_MCE: it boots Debian's generic
+# kernel (the package linux-image-amd64 depends on), unpacked with dpkg -x
+# into $NTMEM_MCE_KERNEL_DIR (boot/, lib/modules/ as the package has
+# them, with a modules.dep from depmod) and never installed: its postinst
+# would build an initramfs for this machine, and /boot would then hold a
+# second kernel for kernel-check.sh to choose from. Nothing when a kernel
+# is already unpacked there; a failure is only a note (the boot is then
+# skipped, naming why).
+mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-/var/cache/ntmem/kernel}
+mce_kernel() {
+	for k in "$mce_kernel_dir"/boot/vmlinuz-*; do
+		[ -f "$mce_kernel_dir/lib/modules/${k##*/vmlinuz-}/modules.dep" ] && return 0
+	done
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: note: the generic kernel for check-kernel's mce boot is not in $mce_kernel_dir; run as root to unpack it there" >&2
+		return 1
+	fi
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[^ ]*\)$/\1/p' | head -n 1)
+	if [ -z "$pkg" ]; then
+		apt-get update -qq || true
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[^ ]*\)$/\1/p' | head -n 1)
+	fi
+	[ -n "$pkg" ] || { echo "install-deps: note: no linux-image-amd64 in the package lists" >&2; return 1; }
+	echo "install-deps: unpacking $pkg into $mce_kernel_dir (check-kernel's mce boot)"
+	mkdir -p "$mce_kernel_dir"
+	rm -rf "$mce_kernel_dir"/.unpack.* # what a run cut short left
+	tmp=$(mktemp -d "$mce_kernel_dir/.unpack.XXXXXX")
+	# apt-get download as root warns that _apt cannot write the directory.
+	if (cd "$tmp" && chmod 755 . && apt-get download -qq "$pkg" >/dev/null 2>&1) &&
+		dpkg -x "$tmp"/*.deb "$tmp/tree" &&
+		ver=$(ls "$tmp/tree/lib/modules") &&
+		depmod -b "$tmp/tree" "$ver"; then
+		# The tree is moved into place whole, so a run cut short leaves
+		# no kernel half there (the test above would take it).
+		mkdir -p "$mce_kernel_dir/boot" "$mce_kernel_dir/lib/modules"
+		rm -rf "$mce_kernel_dir/lib/modules/$ver"
+		mv "$tmp/tree/lib/modules/$ver" "$mce_kernel_dir/lib/modules/$ver"
+		mv "$tmp/tree/boot/"* "$mce_kernel_dir/boot/"
+		rm -rf "$tmp"
+		return 0
+	fi
+	rm -rf "$tmp"
+	echo "install-deps: note: $pkg could not be downloaded or unpacked into $mce_kernel_dir: check-kernel's mce boot will be skipped" >&2
+	return 1
+}
+
 case "${1:-build}" in
 build) want="$build_pkgs" ;;
 check) want="$build_pkgs $check_pkgs $fuzz_pkgs" ;;
@@ -93,7 +142,14 @@ for pkg in $want; do
 	*) missing="$missing $pkg" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
+# Steps beyond packages, after them (they use the packages' tools).
+extra_steps() {
+	case "${1:-build}" in kernel) mce_kernel || true ;; esac
+}
+if [ -z "$missing" ]; then
+	extra_steps "${1:-build}"
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing Debian packages:$missing" >&2
@@ -113,3 +169,4 @@ esac
 apt-get update -qq
 # shellcheck disable=SC2086 # the list is meant to split into words
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+extra_steps "${1:-build}"
