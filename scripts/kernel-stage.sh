@@ -128,6 +128,12 @@ done
 # kernel's own modules.dep ("path: dep dep ..." lines, paths relative to
 # the modules directory).
 want="nfit nd_pmem nd_btt dax_pmem device_dax virtio_pci virtio_pmem xfs"
+# What the kernel asks modprobe for itself, where it is a module and not
+# built in: crc32c for xfs' libcrc32c on Debian's generic kernel (the
+# cloud kernel builds it in).
+if grep -q '/crc32c_generic\.ko[.a-z]*:' "$mods/modules.dep"; then
+	want="$want crc32c_generic"
+fi
 paths=$(awk -v want="$want" '
 	{ sub(/:$/, "", $1); dep[$1] = $0 }
 	{ n = $1; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); byname[n] = $1 }
@@ -145,13 +151,16 @@ paths=$(awk -v want="$want" '
 			add(byname[w[i]])
 		}
 	}' "$mods/modules.dep")
+# In the guest they are where its modprobe looks, /lib/modules/KVER,
+# wherever they were read from here ($NTMEM_KERNEL_MODULES_DIR).
+guest_mods=/lib/modules/$kver
 for p in $paths; do
 	case "$p" in missing:*) die "module ${p#missing:} not in $mods/modules.dep" ;; esac
-	mkdir -p "$root$mods/$(dirname "$p")"
-	cp "$mods/$p" "$root$mods/$p"
+	mkdir -p "$root$guest_mods/$(dirname "$p")"
+	cp "$mods/$p" "$root$guest_mods/$p"
 done
 for f in modules.order modules.builtin modules.builtin.modinfo; do
-	[ -f "$mods/$f" ] && cp "$mods/$f" "$root$mods/"
+	[ -f "$mods/$f" ] && cp "$mods/$f" "$root$guest_mods/"
 done
 depmod=$(command -v depmod) || die "depmod not found (kmod)"
 "$depmod" -b "$root" "$kver"
