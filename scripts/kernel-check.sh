@@ -5,7 +5,7 @@
 #                 [--accel auto|kvm|tcg] [--boots NAME,...]
 #                 - make check-kernel: ntmem on a
 # real Linux kernel's DAX stack. Debian's kernel under QEMU, booted
-# three times:
+# four times:
 #
 #   guest       a label-less NVDIMM (1 GiB), a virtio-pmem device (512 MiB)
 #               and an NVDIMM with a label area (256 MiB, label-size=128K),
@@ -16,6 +16,12 @@
 #   domain-cpu, domain-mem-ctrl   one NVDIMM each, on a machine whose NFIT
 #               names the persistence domain (QEMU's nvdimm-persistence):
 #               tests/kernel/stage-domain.sh
+#   mce         one NVDIMM, on Debian's generic kernel (the cloud kernel
+#               has no machine-check support): the host injects machine
+#               checks through QEMU's monitor where the guest asks, and
+#               tests/kernel/stage-mce.sh follows them into the region's
+#               badblocks and ntmem's list of a devdax namespace; skipped
+#               without that kernel ($NTMEM_MCE_KERNEL_DIR)
 #
 # every check on the build in DIR (default build), with the kernel's own
 # nd, pmem and dax drivers underneath. --boots runs only the boots it
@@ -151,7 +157,8 @@ if [ "$accel" = kvm ]; then cpu=$kvm_cpu; smp=2; else cpu=max; smp=1; fi
 # verdict. -machine nvdimm=on with memory slots and maxmem: NVDIMMs and
 # virtio-pmem are memory devices outside the boot memory; share=on on
 # their backends: the guest's stores reach the backing file (MAP_SHARED),
-# as on pmem.
+# as on pmem. A boot on another kernel or CPU sets boot_kernel, boot_kver,
+# boot_initrd and boot_cpu around its call (the mce boot).
 boot() {
 	name=$1 seconds=$2 machine=$3 append=$4
 	shift 4
@@ -162,13 +169,13 @@ boot() {
 	dir=$work/$name
 	mkdir -p "$dir"
 	rm -f "$dir/console.log" "$dir/tap.log" "$dir/qemu.log"
-	echo "check-kernel: boot '$name' ($kver under QEMU, $accel)"
+	echo "check-kernel: boot '$name' (${boot_kver:-$kver} under QEMU, $accel)"
 	set +e
-	timeout -k 10 "$seconds" "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
+	timeout -k 10 "$seconds" "$qemu" -accel "$accel" -cpu "${boot_cpu:-$cpu}" -smp "$smp" \
 		-machine "pc,nvdimm=on$machine" -m 1G,slots=4,maxmem=8G \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$dir/console.log" -serial "file:$dir/tap.log" \
-		"$@" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+		"$@" -kernel "${boot_kernel:-$kernel}" -initrd "${boot_initrd:-$work/initramfs.cpio}" \
 		-append "console=ttyS0 panic=-1 $append" >"$dir/qemu.log" 2>&1
 	qstatus=$?
 	set -e
@@ -282,6 +289,117 @@ for persistence in cpu:cpu_cache mem-ctrl:memory_controller; do
 		-device nvdimm,id=nvdimm0,memdev=nvm0
 done
 rm -f "$work/nvdimm-domain.img"
+
+# --- mce: a machine check's media error on devdax ------------------------
+
+# The boot mce (tests/kernel/stage-mce.sh) has the host inject a machine
+# check, an uncorrected memory error at an address of the NVDIMM, through
+# QEMU's monitor, and the guest follow it into the region's badblocks and
+# ntmem's list. The cloud kernel has no CONFIG_X86_MCE: this boot runs
+# Debian's generic kernel, unpacked (never installed) into
+# $NTMEM_MCE_KERNEL_DIR by scripts/install-deps.sh kernel, on a CPU that
+# says GenuineIntel: the kernel decides on Intel's rules whether an error
+# is a memory error with a usable address (mce_is_memory_error(),
+# mce_usable_address()), and TCG's max CPU is AuthenticAMD by default.
+# Without that kernel the boot is one skipped entry, naming why.
+mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-/var/cache/ntmem/kernel}
+
+# The error, as QEMU's mce command takes it (CPU 0, bank 1: Linux leaves
+# bank 0 of an old Intel family-6 CPU, which TCG's max is, alone):
+# MCi_STATUS VAL|UC|EN|MISCV|ADDRV|S with MCACOD 0x00c0, a memory
+# scrubbing error, uncorrected but not needing action (SRAO: the kernel
+# logs it and hands it to its decoders, nfit's among them, without a
+# panic); MCG_STATUS RIPV|MCIP; MCi_MISC address mode physical (2 in bits
+# 8:6) with its least significant valid bit 12: a 4 KiB page, which nfit
+# adds to the bus's bad ranges whole.
+mce_status=0xbd000000000000c0 mce_mcg_status=0x5 mce_misc=0x8c
+
+# mce_kver: the newest kernel in $mce_kernel_dir with its modules and
+# machine-check support; 1 with the reason on stdout when there is none.
+mce_kver() {
+	for k in $(printf '%s\n' "$mce_kernel_dir"/boot/vmlinuz-* | sort -rV); do
+		ver=${k#"$mce_kernel_dir"/boot/vmlinuz-}
+		if [ -r "$k" ] && [ -f "$mce_kernel_dir/lib/modules/$ver/modules.dep" ] &&
+			grep -qx CONFIG_X86_MCE=y "$mce_kernel_dir/boot/config-$ver" 2>/dev/null; then
+			echo "$ver"
+			return 0
+		fi
+	done
+	echo "no kernel with CONFIG_X86_MCE and its modules in $mce_kernel_dir (scripts/install-deps.sh kernel unpacks Debian's generic one there)"
+	return 1
+}
+
+# mce_injector DIR: the host's half of the mce boot, in the background
+# while the guest runs. Each "inject ADDR now" line the guest writes on
+# its third serial port (DIR/request.log) becomes one machine check at
+# ADDR on QEMU's monitor, a pipe chardev (DIR/monitor.in, DIR/monitor.out,
+# FIFOs opened read-write so neither side waits for the other), and
+# what the monitor answers goes to DIR/monitor.log. The word after the
+# address marks a complete line: the serial port writes byte by byte,
+# and half an address must never be injected. It polls once a second
+# until it is killed.
+mce_injector() {
+	set +e
+	exec 3<>"$1/monitor.in" 4<>"$1/monitor.out"
+	injected=0
+	while :; do
+		# Reading what the monitor said is the second's wait.
+		timeout 1 cat <&4 >>"$1/monitor.log"
+		tr -d '\r' <"$1/request.log" 2>/dev/null |
+			sed -n 's/^inject \(0x[0-9a-f][0-9a-f]*\) now$/\1/p' >"$1/requests"
+		while [ "$injected" -lt "$(wc -l <"$1/requests")" ]; do
+			injected=$((injected + 1))
+			addr=$(sed -n "${injected}p" "$1/requests")
+			echo "mce 0 1 $mce_status $mce_mcg_status $addr $mce_misc" >&3
+			echo "check-kernel: boot 'mce': the guest asked, the host injected a machine check at $addr"
+		done
+	done
+}
+
+# mce_skipped WHY: the boot as one skipped entry (it was asked for, and
+# cannot run here).
+mce_skipped() {
+	echo "check-kernel: boot 'mce' skipped: $1"
+	printf '{"name": "kernel:mce / the run", "result": "SKIP", "stdout": "%s"}\n' \
+		"$(echo "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')" >>"$work/meson-logs/testlog.json"
+}
+
+case ",${boots:-mce}," in
+*,mce,*)
+	if ! mkver=$(mce_kver); then
+		mce_skipped "$mkver"
+	elif ! NTMEM_KERNEL_MODULES_DIR=$mce_kernel_dir/lib/modules "$src/scripts/kernel-stage.sh" \
+		"$build" "$mkver" "$work/mce-root" "$work/mce-initramfs.cpio"; then
+		# The kernel is there: a root that cannot be built for it is a
+		# failure, as it is for the main kernel.
+		problems="$problems [mce] kernel-stage.sh failed for $mkver;"
+		printf '{"name": "kernel:mce / the run", "result": "ERROR", "stdout": "kernel-stage.sh failed for %s"}\n' \
+			"$mkver" >>"$work/meson-logs/testlog.json"
+	else
+		mdir=$work/mce
+		mkdir -p "$mdir"
+		rm -f "$mdir/request.log" "$mdir/requests" "$mdir/monitor.log" \
+			"$mdir/monitor.in" "$mdir/monitor.out"
+		mkfifo "$mdir/monitor.in" "$mdir/monitor.out"
+		: >"$mdir/request.log"
+		mce_injector "$mdir" &
+		injector=$!
+		backing "$work/nvdimm-mce.img" 256M
+		boot_kernel=$mce_kernel_dir/boot/vmlinuz-$mkver boot_kver=$mkver \
+			boot_initrd=$work/mce-initramfs.cpio boot_cpu=max,vendor=GenuineIntel
+		boot mce $((timeout / 4 + 60)) "" "ntmem.stage=mce ntmem.regions=1" \
+			-object "memory-backend-file,id=nvm0,share=on,mem-path=$work/nvdimm-mce.img,size=256M" \
+			-device nvdimm,id=nvdimm0,memdev=nvm0 \
+			-chardev "pipe,id=mon0,path=$mdir/monitor" -mon chardev=mon0,mode=readline \
+			-serial "file:$mdir/request.log"
+		unset boot_kernel boot_kver boot_initrd boot_cpu
+		kill "$injector" 2>/dev/null || true
+		wait "$injector" 2>/dev/null || true
+		rm -f "$work/nvdimm-mce.img" "$mdir/monitor.in" "$mdir/monitor.out"
+	fi
+	;;
+*) echo "check-kernel: boot 'mce' not asked for (--boots)" ;;
+esac
 
 elapsed=$(($(date +%s) - start))
 if [ -n "$problems" ]; then

@@ -6,7 +6,8 @@
 # directory ROOT (emptied first) without root privileges:
 #
 #   /init, /stage*.sh, /tap.sh   tests/kernel/init.sh, the stages
-#                       (stage.sh, stage-domain.sh) and what they share
+#                       (stage.sh, stage-domain.sh, stage-mce.sh) and
+#                       what they share
 #   /bin/busybox        Debian's busybox-static: the shell and every tool
 #   ndctl, mke2fs, mkfs.xfs   and their shared libraries
 #   /ntmem/...          the project's programs from the build directory
@@ -78,10 +79,10 @@ copy_elf() {
 
 cp "$busybox" "$root/bin/busybox"
 cp "$src/tests/kernel/init.sh" "$root/init"
-for f in stage.sh stage-domain.sh tap.sh; do
+for f in stage.sh stage-domain.sh stage-mce.sh tap.sh; do
 	cp "$src/tests/kernel/$f" "$root/$f"
 done
-chmod 755 "$root/init" "$root/stage.sh" "$root/stage-domain.sh"
+chmod 755 "$root/init" "$root/stage.sh" "$root/stage-domain.sh" "$root/stage-mce.sh"
 
 # The system's tools the checks use. /usr/sbin is not on every user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
