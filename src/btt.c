@@ -51,7 +51,7 @@ struct arena {
 	struct flog_rt *flogs;	/* nfree entries, lane i uses entry i */
 	_Atomic uint32_t *rtt;	/* per lane: the block its reader holds */
 	uint8_t *suspect;	/* blocks referenced twice: reads fail */
-	bool bad;		/* metadata not trusted: no writes */
+	_Atomic bool bad;	/* metadata not trusted: no writes */
 };
 
 struct map_lock {
@@ -68,7 +68,13 @@ struct ntm_btt {
 	unsigned narena;
 	uint64_t nlba;
 	struct arena *arenas;
-	bool readonly;		/* asked for, or metadata not trusted */
+	/*
+	 * Asked for, or metadata not trusted. Set by whichever lane's write
+	 * fails, under that lane's lock only, and read by every writer before
+	 * it takes its own: atomic, like an arena's bad, so the failure is
+	 * seen by the next write on any lane (turn_readonly()).
+	 */
+	_Atomic bool readonly;
 	bool ro_flag;		/* NTM_BTT_READONLY: never write media */
 	_Atomic bool laidout;	/* false: lazy, no layout on media yet */
 	pthread_mutex_t layout_lock;
@@ -81,6 +87,28 @@ struct ntm_btt {
 	int (*persist)(void *arg, const void *p, size_t n);
 	void *persist_arg;
 };
+
+/*
+ * Stop all writes: the media holds a store nobody knows to be durable, or
+ * metadata that cannot be trusted (@a's, when given). Release: what the
+ * failing lane stored before is visible to whoever sees the flag.
+ */
+static void turn_readonly(struct ntm_btt *b, struct arena *a)
+{
+	if (a)
+		atomic_store_explicit(&a->bad, true, memory_order_release);
+	atomic_store_explicit(&b->readonly, true, memory_order_release);
+}
+
+static bool is_readonly(const struct ntm_btt *b)
+{
+	return atomic_load_explicit(&b->readonly, memory_order_acquire);
+}
+
+static bool arena_is_bad(const struct arena *a)
+{
+	return atomic_load_explicit(&a->bad, memory_order_acquire);
+}
 
 /* --- media access: every write goes through the recorded primitives --- */
 
@@ -412,11 +440,10 @@ static int flog_current(const struct btt_flog p[2])
 static void arena_bad(struct ntm_btt *b, struct arena *a, unsigned k,
 		      const char *what, uint32_t n)
 {
-	if (!a->bad)
+	if (!arena_is_bad(a))
 		ntm_error(-EINVAL, "btt: arena %u: %s %u: metadata not trusted, "
 			  "read-only", k, what, n);
-	a->bad = true;
-	b->readonly = true;
+	turn_readonly(b, a);
 }
 
 /*
@@ -546,7 +573,7 @@ static int arena_scan(struct ntm_btt *b, struct arena *a, unsigned k,
 		if (!bit_test(s.seen, i))
 			ret = ntm_error(-EINVAL, "btt: arena %u: block %u is "
 					"neither mapped nor free", k, i);
-	if (!report && a->bad) {
+	if (!report && arena_is_bad(a)) {
 		a->suspect = s.dup;
 		s.dup = NULL;
 	}
@@ -629,8 +656,8 @@ static int layout_read(struct ntm_btt *b)
 			cap = cap ? 2 * cap : 4;
 			t = realloc(infos, cap * sizeof(*infos));
 			if (!t) {
-				free(infos);
-				return ntm_error(-ENOMEM, "btt: open");
+				ret = ntm_error(-ENOMEM, "btt: open");
+				goto out;
 			}
 			infos = t;
 		}
@@ -644,13 +671,13 @@ static int layout_read(struct ntm_btt *b)
 			if (n == 0 && !has_sig(a) &&
 			    (asize < BTT_INFO_SIZE ||
 			     !has_sig(a + asize - BTT_INFO_SIZE))) {
-				free(infos);
-				return 1;
+				ret = 1;
+				goto out;
 			}
-			free(infos);
-			return ntm_error(-EINVAL, "btt: arena %u at offset %llu:"
-					 " info block: %s; backup: %s", n,
-					 (unsigned long long)off, perr, berr);
+			ret = ntm_error(-EINVAL, "btt: arena %u at offset %llu:"
+					" info block: %s; backup: %s", n,
+					(unsigned long long)off, perr, berr);
+			goto out;
 		}
 		if (perr) {
 			/*
@@ -665,10 +692,10 @@ static int layout_read(struct ntm_btt *b)
 				       sizeof(le));
 				ret = info_write(b, a, &le);
 				if (ret) {
-					free(infos);
-					return ntm_error(ret, "btt: arena %u: "
-							 "restoring the info "
-							 "block", n);
+					ret = ntm_error_cause(ret, "btt: arena %u: "
+							      "restoring the info "
+							      "block", n);
+					goto out;
 				}
 			}
 			pri = bak;
@@ -677,9 +704,9 @@ static int layout_read(struct ntm_btt *b)
 			ret = info_write(b, a + pri.infooff,
 					 (const struct btt_info *)a);
 			if (ret) {
-				free(infos);
-				return ntm_error(ret, "btt: arena %u: restoring"
-						 " the backup info block", n);
+				ret = ntm_error_cause(ret, "btt: arena %u: restoring"
+						      " the backup info block", n);
+				goto out;
 			}
 		}
 		/* One version for the whole BTT, as every writer makes it. */
@@ -689,38 +716,34 @@ static int layout_read(struct ntm_btt *b)
 					"differs from arena 0's %u.%u", n,
 					pri.major, pri.minor, infos[0].major,
 					infos[0].minor);
-			free(infos);
-			return ret;
+			goto out;
 		}
 		if (n && (pri.external_lbasize != infos[0].external_lbasize)) {
 			ret = ntm_error(-EINVAL, "btt: arena %u: block size %u "
 					"differs from arena 0's %u", n,
 					pri.external_lbasize,
 					infos[0].external_lbasize);
-			free(infos);
-			return ret;
+			goto out;
 		}
 		infos[n++] = pri;
 		if (!pri.nextoff)
 			break;
 		off += pri.nextoff;
 		if (n >= 4096) {
-			free(infos);
-			return ntm_error(-EINVAL, "btt: too many arenas");
+			ret = ntm_error(-EINVAL, "btt: too many arenas");
+			goto out;
 		}
 	}
 	if (b->lbasize && b->lbasize != infos[0].external_lbasize) {
 		ret = ntm_error(-EINVAL, "btt: block size %u asked, the media "
 				"has %u", b->lbasize, infos[0].external_lbasize);
-		free(infos);
-		return ret;
+		goto out;
 	}
 	if (b->want_v2 && infos[0].major != BTT2_MAJOR) {
 		ret = ntm_error(-EINVAL, "btt: the media's BTT is %u.%u, "
 				"NTM_BTT_V2 asks for 2.0", infos[0].major,
 				infos[0].minor);
-		free(infos);
-		return ret;
+		goto out;
 	}
 	b->lbasize = infos[0].external_lbasize;
 	b->major = infos[0].major;
@@ -728,8 +751,8 @@ static int layout_read(struct ntm_btt *b)
 	b->narena = n;
 	b->arenas = calloc(n, sizeof(*b->arenas));
 	if (!b->arenas) {
-		free(infos);
-		return ntm_error(-ENOMEM, "btt: open");
+		ret = ntm_error(-ENOMEM, "btt: open");
+		goto out;
 	}
 	b->nfree = UINT32_MAX;
 	b->nlba = 0;
@@ -745,6 +768,8 @@ static int layout_read(struct ntm_btt *b)
 		b->nlba += infos[k].external_nlba;
 		off += infos[k].nextoff;
 	}
+out:
+	/* The one way out: whatever failed, the info blocks read are freed. */
 	free(infos);
 	return ret;
 }
@@ -794,7 +819,7 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 	b->lbasize = cfg->lbasize;
 	b->nfree = cfg->nfree ? cfg->nfree : BTT_DEFAULT_NFREE;
 	b->ro_flag = cfg->flags & NTM_BTT_READONLY;
-	b->readonly = b->ro_flag;
+	atomic_init(&b->readonly, b->ro_flag);
 	b->persist = cfg->persist;
 	b->persist_arg = cfg->persist_arg;
 	b->want_v2 = cfg->flags & NTM_BTT_V2;
@@ -880,7 +905,7 @@ uint32_t ntm_btt_lbasize(const struct ntm_btt *b)
 
 bool ntm_btt_readonly(const struct ntm_btt *b)
 {
-	return !b || b->readonly;
+	return !b || is_readonly(b);
 }
 
 unsigned ntm_btt_nlanes(const struct ntm_btt *b)
@@ -1076,13 +1101,13 @@ static int write_prep(struct ntm_btt *b, unsigned lane, uint64_t lba,
 
 	if (ret)
 		return ret;
-	if (b->readonly)
+	if (is_readonly(b))
 		return ntm_error(-EROFS, "btt: read-only");
 	ret = ensure_layout(b);
 	if (ret)
 		return ret;
 	*ap = lba_arena(b, lba, pre);
-	if ((*ap)->bad)
+	if (arena_is_bad(*ap))
 		return ntm_error(-EROFS, "btt: lba %llu: its arena is read-only",
 				 (unsigned long long)lba);
 	return 0;
@@ -1141,8 +1166,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	if (ret) {
 		pthread_mutex_unlock(lock);
 		/* Nothing is known about the flog slot: stop writing. */
-		a->bad = true;
-		b->readonly = true;
+		turn_readonly(b, a);
 		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the flog",
 				 (unsigned long long)lba);
 	}
@@ -1156,8 +1180,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	ret = media_persist(b, &a->map[pre], 4);
 	pthread_mutex_unlock(lock);
 	if (ret) {
-		a->bad = true;
-		b->readonly = true;
+		turn_readonly(b, a);
 		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the map",
 				 (unsigned long long)lba);
 	}
@@ -1177,7 +1200,7 @@ static int map_setf(struct ntm_btt *b, unsigned lane, uint64_t lba,
 
 	/* PMDK: zeroing a BTT with no layout yet changes nothing. */
 	if (b && flag == BTT_MAP_ZERO && lba < b->nlba && lane < b->nlanes &&
-	    !b->readonly &&
+	    !is_readonly(b) &&
 	    !atomic_load_explicit(&b->laidout, memory_order_acquire))
 		return 0;
 	ret = write_prep(b, lane, lba, &one, &a, &pre);
@@ -1194,8 +1217,7 @@ static int map_setf(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	pthread_mutex_unlock(lock);
 	if (ret) {
 		/* As in a write: the entry's durability is unknown, stop. */
-		a->bad = true;
-		b->readonly = true;
+		turn_readonly(b, a);
 		return ntm_error_cause(-EIO, "btt: lba %llu: persist of the map",
 				 (unsigned long long)lba);
 	}
@@ -1240,7 +1262,7 @@ int ntm_btt_check(struct ntm_btt *b)
 		if (memcmp(a->start, a->backup, BTT_INFO_SIZE))
 			return ntm_error(-EINVAL, "btt: arena %u: the info "
 					 "block and its backup differ", k);
-		if (a->bad)
+		if (arena_is_bad(a))
 			return ntm_error(-EINVAL, "btt: arena %u: metadata not "
 					 "trusted (read-only)", k);
 		ret = arena_scan(b, a, k, true);

@@ -57,8 +57,15 @@ int ntm_error_cause(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	used = vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	if (used >= 0 && (size_t)used < sizeof(last_error))
-		snprintf(last_error + used, sizeof(last_error) - used, ": %s", cause);
+	if (used >= 0 && (size_t)used + 2 < sizeof(last_error)) {
+		/* ": cause", cut to what is left (snprintf would warn of it) */
+		size_t room = sizeof(last_error) - (size_t)used - 3;
+		size_t n = strlen(cause) < room ? strlen(cause) : room;
+
+		memcpy(last_error + used, ": ", 2);
+		memcpy(last_error + used + 2, cause, n);
+		last_error[used + 2 + n] = '\0';
+	}
 	if (ntm_verbose())
 		fprintf(stderr, "ntmem: %s\n", last_error);
 	return err;

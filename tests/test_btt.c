@@ -20,6 +20,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1152,6 +1153,102 @@ static void test_threads(void **state)
 	munmap(base, size);
 }
 
+/*
+ * A persist that fails once, from its @fail_at-th call on, while every
+ * lane writes: one writer's failure turns the BTT read-only for all of
+ * them. Each write returns 0, -EIO or -EROFS, none after the failure
+ * succeeds, and what was written before it reads back whole. Under
+ * ThreadSanitizer (the threads suite) this is where the read-only flag,
+ * set by the failing lane and read by the others, must not race.
+ */
+struct racing_persist {
+	atomic_uint calls;
+	unsigned fail_at;
+};
+
+static int racing_persist(void *arg, const void *p, size_t n)
+{
+	struct racing_persist *rp = arg;
+
+	if (atomic_fetch_add(&rp->calls, 1) + 1 >= rp->fail_at)
+		return -EIO;
+	ntm_persist(p, n);
+	return 0;
+}
+
+struct rfctx {
+	struct ntm_btt *b;
+	unsigned lane;
+	int first_error, after_error_ok, bad_status;
+};
+
+static void *rfworker(void *arg)
+{
+	struct rfctx *t = arg;
+	unsigned char buf[512];
+
+	for (int i = 0; i < 200; i++) {
+		uint64_t lba = t->lane * 4 + (unsigned)i % 4;
+		int ret;
+
+		pattern(buf, 512, lba, (uint64_t)i + 1);
+		ret = ntm_btt_write(t->b, t->lane, lba, buf);
+		if (ret != 0 && ret != -EIO && ret != -EROFS)
+			t->bad_status = ret;
+		if (ret && !t->first_error)
+			t->first_error = ret;
+		else if (!ret && t->first_error)
+			t->after_error_ok++;
+	}
+	return NULL;
+}
+
+static void test_threads_persist_failure(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	struct racing_persist rp = { 0, ~0u };
+	struct ntm_btt_config cfg = {
+		.lbasize = 512, .nlanes = T_THREADS, .flags = NTM_BTT_CREATE,
+		.persist = racing_persist, .persist_arg = &rp,
+	};
+	struct ntm_btt *b;
+	struct rfctx t[T_THREADS];
+	pthread_t th[T_THREADS];
+	unsigned char buf[512];
+
+	(void)state;
+	assert_int_equal(ntm_btt_open(&b, base, size, &cfg), 0);
+	for (uint64_t l = 0; l < 4 * T_THREADS; l++) {
+		pattern(buf, 512, l, 0);
+		assert_int_equal(ntm_btt_write(b, 0, l, buf), 0);
+	}
+	/* Fail somewhere in the middle of the threads' writes. */
+	rp.fail_at = atomic_load(&rp.calls) + 300;
+	for (int i = 0; i < T_THREADS; i++) {
+		t[i] = (struct rfctx){ .b = b, .lane = (unsigned)i };
+		assert_int_equal(pthread_create(&th[i], NULL, rfworker, &t[i]), 0);
+	}
+	for (int i = 0; i < T_THREADS; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(t[i].bad_status, 0);
+		assert_int_equal(t[i].after_error_ok, 0);
+		assert_int_not_equal(t[i].first_error, 0);
+	}
+	assert_true(ntm_btt_readonly(b));
+	assert_int_equal(ntm_btt_write(b, 0, 0, buf), -EROFS);
+	for (uint64_t l = 0; l < 4 * T_THREADS; l++) {
+		int ret = ntm_btt_read(b, 0, l, buf);
+
+		/* Whole sectors only: the old one or a completed write. */
+		if (ret != 0 || !sector_whole(buf, l))
+			fail_msg("lba %llu: read %d, %s", (unsigned long long)l,
+				 ret, ret ? ntm_errmsg() : "a torn sector");
+	}
+	ntm_btt_close(b);
+	munmap(base, size);
+}
+
 /* --- a writer killed with SIGKILL ------------------------------------------- */
 
 #define K_LBAS 64
@@ -1247,8 +1344,8 @@ static void test_kill(void **state)
 	munmap(base, size);
 }
 
-/* An argument names the one test to run (the threads suite runs
- * test_threads under ThreadSanitizer). */
+/* An argument names the tests to run (the threads suite runs
+ * test_threads* under ThreadSanitizer). */
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1268,6 +1365,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_threads_persist_failure),
 		cmocka_unit_test(test_kill),
 	};
 
