@@ -20,6 +20,21 @@ tmp=$(mktemp -d /tmp/ntmem-cli-blk-XXXXXX) || exit 1
 trap 'rm -f "$out" "$err"; rm -rf "$tmp"' EXIT
 ns=$tmp/ns
 
+# The namespace of most checks below is emulated: its kind, its
+# PATH.badblocks list. On a DAX file system a file is the real thing,
+# fsdax (ntm_ns_open(3)), whose bad sectors are its device's: when /tmp
+# is DAX (make check-kernel-full's guest), that namespace goes in a
+# directory of its own under /dev/shm, and the rest stays in /tmp.
+nsdir=$tmp
+"$ntmem" blk create "$tmp/kind" --size 4m >"$out" 2>"$err"
+if grep -q "fsdax" "$out" &&
+	nsdir=$(mktemp -d /dev/shm/ntmem-cli-blk-ns-XXXXXX 2>/dev/null); then
+	ok "/tmp is DAX: create there prints fsdax; the emulated namespace is in $nsdir"
+	ns=$nsdir/ns
+	trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$nsdir"' EXIT
+fi
+rm -f "$tmp/kind"
+
 # out_is TEXT DESCRIPTION: stdout of the last command is exactly TEXT.
 out_is() {
 	if [ "$(cat "$out")" = "$1" ]; then ok "$2"; else
@@ -286,7 +301,7 @@ not a range" ]; then ok "the corrupt list is left as it was"; else
 # there is one.
 rm -f "$ns" "$ns.badblocks"
 shm=$(mktemp -d /dev/shm/ntmem-cli-blk-XXXXXX 2>/dev/null) || shm=$tmp
-trap 'rm -f "$out" "$err"; rm -rf "$tmp"; [ "$shm" = "$tmp" ] || rm -rf "$shm"' EXIT
+trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$nsdir"; [ "$shm" = "$tmp" ] || rm -rf "$shm"' EXIT
 expect 0 "bench blk --json (64m, 2000 ops)" "$ntmem" bench blk --size 64m \
 	--ops 2000 --runs 1 --no-pmdk --dir "$shm" --json
 json_ok "bench blk --json parses"
