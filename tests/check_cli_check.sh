@@ -199,7 +199,15 @@ printf '%s\n' '{"type":"start","pid":PID}' >"$tmp/none"
 
 expect 0 "a run with no findings" env LD_PRELOAD= NTMEM_TEST_OTHER=kept \
 	LD_LIBRARY_PATH= "$ntmem" check -- "$tmp/prog" "$tmp/none" 0 a "b c"
-err_names "cannot be preloaded" "glibc warns about the empty preload file"
+# glibc's loader warns only when the stand-in's interpreter is dynamically
+# linked: a static /bin/sh (busybox's, in make check-kernel-full's guest)
+# has no loader to say it.
+if LD_PRELOAD=$lib/libntmem-watch-preload.so /bin/sh -c : 2>&1 |
+	grep -q "cannot be preloaded"; then
+	err_names "cannot be preloaded" "glibc warns about the empty preload file"
+else
+	ok "glibc warns about the empty preload file: skipped, /bin/sh is static"
+fi
 env_is "LD_PRELOAD=$lib/libntmem-watch-preload.so" "LD_PRELOAD: the interposers"
 env_is "LD_LIBRARY_PATH=$lib" "LD_LIBRARY_PATH: the library's directory"
 env_is "NTMEM_CHECK_WATCH=1" "NTMEM_CHECK_WATCH=1"
