@@ -34,6 +34,9 @@ check_pkgs="libcmocka-dev binutils libpmem-dev fio libpmemblk1 libpmemblk-dev pm
 # (the ABI check). mandoc: mandoc -Tlint on every man page, and renders
 # the installed pages (the man tests).
 check_pkgs="$check_pkgs abigail-tools mandoc"
+# libpmemobj-dev: PMDK's libpmemobj, on Debian's libpmem and on the
+# drop-in (make check-kernel's libpmemobj program, tests/kernel).
+check_pkgs="$check_pkgs libpmemobj-dev"
 # The aarch64 cross build and its tests under qemu-user (make check-aarch64,
 # cross/aarch64-linux-gnu.ini): Debian's cross compiler and C library, the
 # user-mode emulator, and cmocka for arm64 from a multiarch install (it
