@@ -10,6 +10,7 @@
 #                       what they share
 #   /bin/busybox        Debian's busybox-static: the shell and every tool
 #   ndctl, mke2fs, mkfs.xfs   and their shared libraries
+#   pmempool, fio       the same, when installed
 #   /ntmem/...          the project's programs from the build directory
 #                       BUILD, at the same relative paths (tools/ntmem,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
@@ -91,13 +92,25 @@ for tool in ndctl mke2fs mkfs.xfs; do
 	copy_elf "$path" "/bin/$tool"
 done
 ln -s mke2fs "$root/bin/mkfs.ext4"
+# PMDK's pmempool (pmdk-tools) and fio (its libpmem engine, under ntmem
+# check), from the check set: without one, the checks that need it skip.
+# fio brings every library Debian built it with (ceph's, ICU's: about
+# 80 MiB of the image), as ldd lists them: the loader needs them all.
+for tool in pmempool fio; do
+	if path=$(command -v "$tool"); then
+		copy_elf "$path" "/bin/$tool"
+	else
+		echo "kernel-stage: note: $tool not found (scripts/install-deps.sh check)" >&2
+	fi
+done
 [ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$root/etc/"
 
 # The project's programs. The probes are optional in a build without them
 # (no tests): the checks that need one then report it missing.
 for rel in tools/ntmem src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
 	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
-	tests/kernel/kernel_pmem_probe tests/pmemblk_tool_ntmem \
+	tests/kernel/kernel_pmem_probe tests/kernel/kernel_obj_probe \
+	tests/pmemblk_tool_ntmem \
 	tests/pmemblk_tool_pmdk tests/test_ns tests/test_blk tests/test_badblocks \
 	tests/test_embed; do
 	if [ -e "$build/$rel" ]; then

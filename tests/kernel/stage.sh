@@ -21,8 +21,9 @@
 #   fsdax        ext4 -o dax, ext4 -o dax=never, xfs -o dax on the NVDIMM:
 #                ntm_ns_open's kind and durability, a persisted write, a
 #                PMDK program on Debian's libpmem and on the drop-in,
-#                libpmemblk pools both ways, BTTs (ntmem blk, ntm_blk),
-#                the seeds' memmap experiment, ntmem check on its corpus,
+#                libpmemblk pools both ways, libpmemobj pools both ways
+#                (and pmempool), BTTs (ntmem blk, ntm_blk), the seeds'
+#                memmap experiment, ntmem check on its corpus and on fio,
 #                make check's test programs with /tmp on DAX, a bad page
 #                under a file (/sys/block/pmemN/badblocks)
 #   devdax       2M and 4K: the same where it applies, the memmap lines
@@ -100,6 +101,9 @@ fs_checks() {
 			"kind=fsdax cpu_durable=1 align=2097152" "$PROBE" info "$f"
 		check "$1 $2: a pattern persisted and read back" "$PROBE" write "$f"
 		pmem_checks "$1 $2" "$f" 1 1
+		if [ "$1 $2" = "ext4 dax" ]; then
+			obj_checks "$1 $2" "$MNT/obj" 8388608
+		fi
 	else
 		check_words "$1 $2: ntm_ns_open says file, not cpu-durable" \
 			"kind=file cpu_durable=0" "$PROBE" info "$f"
@@ -228,6 +232,114 @@ checker_corpus() {
 	done
 }
 
+# obj_checks WHERE POOL SIZE: Debian's libpmemobj on both libpmems,
+# without PMEM_IS_PMEM_FORCE: a pool at POOL (a new file of SIZE bytes,
+# or a devdax device with SIZE 0: the whole device, its first 2 MiB
+# zeroed first as pmemblk_checks does) made with libpmemobj on one
+# libpmem, a transaction committed and one aborted there; the contents
+# verified and pmemobj_check() on the other (not of a device dax:
+# PMDK's check maps privately). LD_LIBRARY_PATH=$DROPIN puts the drop-in
+# under libpmemobj (libpmem.so.1 is its dependency, not the probe's):
+# the probe prints which libpmem.so.1 answered. libpmemobj decides on its
+# own that the pool is pmem (a device dax, a MAP_SYNC mapping): on both,
+# pool_is_pmem=1. Then pmempool info and check (Debian's pmdk-tools) of
+# the pool the drop-in made.
+OBJ_PROBE=$P/tests/kernel/kernel_obj_probe
+OBJ_VALUE=value=0x6e746d656d6f626a
+obj_checks() {
+	if [ ! -x "$OBJ_PROBE" ]; then
+		skip "$1: libpmemobj pools on both libpmems" "kernel_obj_probe not built (libpmemobj-dev)"
+		return
+	fi
+	for maker in drop-in debian; do
+		if [ $maker = drop-in ]; then
+			mk="the drop-in" mk_path=$DROPIN mk_lib=$DROPIN/libpmem.so.1
+			rd="Debian's libpmem" rd_path='' rd_lib=$DEBIAN_LIBPMEM
+		else
+			mk="Debian's libpmem" mk_path='' mk_lib=$DEBIAN_LIBPMEM
+			rd="the drop-in" rd_path=$DROPIN rd_lib=$DROPIN/libpmem.so.1
+		fi
+		if [ "$3" = 0 ]; then
+			"$PROBE" zero "$2" 2097152 >/dev/null
+		else
+			rm -f "$2"
+		fi
+		check_words "$1: libpmemobj on $mk makes a pool (pmem), commits, aborts" \
+			"aborted=1 $OBJ_VALUE items=1 pool_is_pmem=1 lib=$mk_lib" \
+			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$mk_path" "$OBJ_PROBE" create "$2" "$3" ||
+			continue
+		check_words "$1: libpmemobj on $rd opens the pool made on $mk, as committed" \
+			"$OBJ_VALUE items=1 pool_is_pmem=1 lib=$rd_lib" \
+			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" verify "$2"
+		if [ "$3" = 0 ]; then
+			skip "$1: pmemobj_check() on $rd of the pool made on $mk" \
+				"PMDK's check maps the pool privately, which device dax refuses"
+		else
+			check_words "$1: pmemobj_check() on $rd finds the pool made on $mk consistent" \
+				"consistent=1 lib=$rd_lib" \
+				env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" check "$2"
+		fi
+		[ $maker = drop-in ] || continue
+		if ! command -v pmempool >/dev/null; then
+			skip "$1: pmempool of the pool made on the drop-in" "pmempool not in the guest (pmdk-tools)"
+			continue
+		fi
+		check_words "$1: pmempool info reads the pool made on the drop-in" \
+			"PMEMOBJ ntmem_kernel_obj clean" env -u PMEM_IS_PMEM_FORCE pmempool info "$2"
+		grep -E "^(Signature|Layout|Last shutdown|Heap size) " "$out" | sed 's/^/# /'
+		check_words "$1: pmempool check finds the pool made on the drop-in consistent" "$2: consistent" \
+			env -u PMEM_IS_PMEM_FORCE pmempool check -v "$2"
+		tail -n 1 "$out" | sed 's/^/# /'
+	done
+}
+
+# checker_fio WHAT: Debian's unmodified fio, its libpmem engine, under
+# ntmem check on a file of the DAX file system mounted on $MNT, without
+# PMEM_IS_PMEM_FORCE (tests/check/check_fio.sh is make check's version):
+# fio's libpmem.so.1 is then the checking library (the drop-in with the
+# checker's hooks). 2 MiB of 4 KiB random writes, non-temporal and each
+# drained (--direct=1 --sync=1), verified by fio: exit 0, nothing
+# reported, the run judged. Then the same writes never drained: fio's
+# own durability gap, one not-fenced record at pmem_unmap (exit 3),
+# which shows the checker watched fio's stores on DAX.
+FIO_ERRORS='verify.*(fail|mismatch)|bad (magic|header)|err= *[1-9]'
+checker_fio() {
+	if ! command -v fio >/dev/null || [ ! -d "$P/src/watch" ]; then
+		skip "$1: fio under ntmem check" "no fio in the guest, or the checking library not built"
+		return
+	fi
+	watch=$P/src/watch
+	check "$1: fio's libpmem.so.1 under ntmem check is the checking library" sh -c \
+		"LD_LIBRARY_PATH=$watch /lib64/ld-linux-x86-64.so.2 --list $(command -v fio) |
+		 grep -F 'libpmem.so.1 => $watch/libpmem.so.1 '"
+	grep -F libpmem.so.1 "$out" | sed 's/^[[:space:]]*/# /'
+	rm -f "$MNT/fio" "$MNT/fio-nodrain"
+	run env -u PMEM_IS_PMEM_FORCE NTMEM_CHECK_LIBDIR="$watch" "$NTMEM" check --json \
+		--error-exitcode 3 --report $S/fio.json -- fio --name=kernel \
+		--filename="$MNT/fio" --ioengine=libpmem --thread --numjobs=1 --size=2m \
+		--bs=4k --rw=randwrite --direct=1 --sync=1 --verify=crc32c --do_verify=1 \
+		--verify_state_save=0
+	st=$?
+	[ "$st" -eq 0 ] && grep -q '"errors": 0,.*"judged": true' $S/fio.json &&
+		grep -q "issued rwts: total=512,512," "$out" &&
+		! grep -qiE "$FIO_ERRORS" "$out" "$err"
+	result $? "$1: fio --ioengine=libpmem --direct=1 --sync=1 under ntmem check: written, verified, nothing reported"
+	echo "# exit $st; $(head -n 1 $S/fio.json)"
+	grep "issued rwts" "$out" | sed 's/^[[:space:]]*/# /'
+	[ "$st" -eq 0 ] || { show $S/fio.json 5; show "$err" 5; }
+	run env -u PMEM_IS_PMEM_FORCE NTMEM_CHECK_LIBDIR="$watch" "$NTMEM" check --json \
+		--error-exitcode 3 --report $S/fio.json -- fio --name=kernel \
+		--filename="$MNT/fio-nodrain" --ioengine=libpmem --thread --numjobs=1 \
+		--size=2m --bs=4k --rw=write --direct=1
+	st=$?
+	[ "$st" -eq 3 ] && grep -q '"errors": 1,' $S/fio.json &&
+		grep -q '"kind":"not-fenced","when":"unmap","file":"'"$MNT/fio-nodrain"'","offset":0,"length":2097152,.*"point":"pmem_unmap"' $S/fio.json
+	result $? "$1: fio --direct=1 without a drain under ntmem check: its stores unfenced at pmem_unmap"
+	echo "# exit $st; $(head -n 1 $S/fio.json)"
+	sed -n 's/.*"kind":"\([a-z-]*\)","when":"\([a-z]*\)","file":"\([^"]*\)","offset":\([0-9]*\),"length":\([0-9]*\).*/# \1 at \2: \3 +\4 \5 bytes/p' $S/fio.json
+	rm -f "$MNT/fio" "$MNT/fio-nodrain"
+}
+
 
 mkdir -p "$MNT"
 
@@ -271,6 +383,7 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; 
 		memmap_seed "fsdax map=dev" "$seen" "$MNT/ns"
 		pmemblk_checks "ext4 dax" "$MNT/pool" 67108864
 		checker_corpus "ext4 dax"
+		checker_fio "ext4 dax"
 		scratch_test_programs "ext4 dax"
 		check "ext4 dax: ntmem blk create --btt on a file" \
 			"$NTMEM" blk create "$MNT/blk" --size 64m --btt
@@ -328,6 +441,7 @@ if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M;
 		"$NTMEM" blk create "$dax" --size 4m --btt
 	[ -c "$dax" ]
 	result $? "devdax 2M: a refused blk create leaves the device node"
+	obj_checks "devdax 2M" "$dax" 0
 fi
 if ns_check "NVDIMM: devdax namespace, align 4K" "$nfit_region" -m devdax -a 4K; then
 	pmemblk_checks "devdax 4K" "$dev" 0
