@@ -158,6 +158,11 @@ static enum ntm_persist_domain active_domain(const struct ntm_dispatch *d)
 		       NTM_PERSIST_MEMORY_CONTROLLER : d->domain_override;
 }
 
+/* The table keeps every line ntm_env_read() wrote, cut nowhere. */
+_Static_assert(sizeof(((struct ntm_dispatch *)0)->env_ignored) ==
+		       sizeof(((struct ntm_env *)0)->bad),
+	       "env_ignored holds struct ntm_env's bad");
+
 static void choose(void)
 {
 	struct ntm_env env;
@@ -202,6 +207,7 @@ static void choose(void)
 		chosen.features & ~(uint32_t)NTM_CPU_CLFLUSHOPT : chosen.features);
 	chosen.line = ntm_cpu_line_size();
 	chosen.verbose = env.verbose;
+	memcpy(chosen.env_ignored, env.bad, sizeof(chosen.env_ignored));
 
 	/*
 	 * The one exception to "never prints unless NTMEM_VERBOSE": a ceiling
@@ -318,8 +324,8 @@ enum ntm_persist_domain ntm_persist_domain_active(void)
 }
 
 /*
- * Beside the active domain, not in persist_domain.c: that file is also
- * built into the tool, which has no ntm_error() of its own.
+ * Beside the active domain, not in persist_domain.c, whose readers leave
+ * the message to their callers.
  */
 int ntm_persist_domain_system(void)
 {

@@ -47,6 +47,8 @@ struct ntm_dispatch {
 	size_t nt_threshold;	/* NTMEM_NT_THRESHOLD (copy.c's policy), bytes */
 	/* NTMEM_PERSIST_DOMAIN; NTM_PERSIST_NONE when unset */
 	enum ntm_persist_domain domain_override;
+	/* The values ntm_env_read() ignored (struct ntm_env's bad), or "". */
+	char env_ignored[512];
 };
 
 extern const struct ntm_dispatch *ntm_dispatch_published;

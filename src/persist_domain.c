@@ -32,7 +32,8 @@
  * regions with DIMMs (6.1's nvdimm_has_flush()), and virtio-pmem's have
  * none: a devdax device there has no durable path at all.
  *
- * libc only: `ntmem info` compiles this file into the tool as well.
+ * These return -errno and leave the message to their callers, who know
+ * what was being done (ns.c, dispatch.c, introspect.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "ntmem/introspect.h"	/* struct ntm_nd_region */
+
 /*
  * Where sysfs is mounted: "/sys". A test points it at a fake tree before
  * the first namespace opens (not thread-safe, not exported).
@@ -22,22 +24,6 @@ extern const char *ntm_sysfs_root;
  * empty; a negative errno when the attribute cannot be read.
  */
 int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
-
-/*
- * What sysfs says of one nd region: its domain, and the bus it is on. A
- * region on an asynchronous bus (the kernel's ND_REGION_ASYNC: today
- * virtio-pmem's) is a host file mapped into the guest: a store reaches
- * the host's page cache, and only a flush request, which makes the host
- * fsync that file, makes it durable. No CPU instruction does.
- */
-struct ntm_nd_region {
-	char name[32];		/* "region1" */
-	char bus[32];		/* "ndbus1"; "" when not found */
-	char provider[64];	/* the bus's provider: "ACPI.NFIT", "virtio-pmem" */
-	int domain;		/* enum ntm_persist_domain, or -errno */
-	bool async;		/* only a flush request to the host persists */
-	bool deep_flush;	/* it has a deep_flush attribute */
-};
 
 /* Region @name under @root into @out; its bus's files may be missing. */
 void ntm_nd_region_read(const char *root, const char *name,

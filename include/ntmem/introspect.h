@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ntmem/introspect.h - what ntmem read from the environment, and the nd
+ * regions it reads persistence domains from, for tools that show them
+ * (`ntmem info`, `ntmem bench copy --calibrate`): the library's own
+ * readers, so a tool shows what the library judged, by the library's
+ * rules, and never a second copy of them. Applications need none of it:
+ * <ntmem.h> is their API. Not included by <ntmem.h>; include it as
+ * <ntmem/introspect.h>.
+ */
+#ifndef NTMEM_INTROSPECT_H
+#define NTMEM_INTROSPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <ntmem/ns.h>		/* enum ntm_persist_domain */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The environment as the library read it when it made its choices, once
+ * per process (ntm_variant_active() and the like make them too). A later
+ * release may add fields at the end: ntm_introspect_env() is told the
+ * size the caller was compiled with and fills that much.
+ */
+struct ntm_env_info {
+	/*
+	 * NTMEM_NT_THRESHOLD in effect, bytes: below it ntm_memcpy_flush()
+	 * into a destination that is not 8-byte aligned stores through the
+	 * cache and writes the lines back.
+	 */
+	size_t nt_threshold;
+	/* What it is when NTMEM_NT_THRESHOLD is unset, empty or ignored. */
+	size_t nt_threshold_default;
+	/*
+	 * NTMEM_PERSIST_DOMAIN: NTM_PERSIST_MEMORY_CONTROLLER or
+	 * NTM_PERSIST_CPU_CACHE; NTM_PERSIST_NONE when it is unset, empty
+	 * or was ignored (ntm_persist_domain_active() is then
+	 * memory_controller).
+	 */
+	enum ntm_persist_domain persist_domain_override;
+	/*
+	 * The values that were ignored, one line each without a final
+	 * newline, "VAR=VALUE ignored (WHY)", as ntmem warns about them on
+	 * stderr; "" when none was. Lines past its size are cut.
+	 */
+	char ignored[512];
+};
+
+/**
+ * ntm_introspect_env() - the environment as the library read it
+ * @info: filled on success
+ * @size: sizeof(struct ntm_env_info), as the caller was compiled with
+ *
+ * Makes the library's choices when they are not made yet (reading the
+ * environment then, and warning about ignored values on stderr, once per
+ * process); later changes to the environment are not seen. A @size larger
+ * than this release's struct has the bytes past it set to 0.
+ *
+ * Return: 0; -EINVAL when @info is NULL or @size is smaller than the
+ * first release's struct ntm_env_info (@info is then untouched).
+ */
+int ntm_introspect_env(struct ntm_env_info *info, size_t size);
+
+/*
+ * What sysfs says of one nd region. Strings are NUL-terminated (a longer
+ * one is cut). A region on an asynchronous bus (the kernel's
+ * ND_REGION_ASYNC: virtio-pmem's) is a host file mapped into the guest: a
+ * store reaches the host's page cache, and only a flush request, which
+ * makes the host fsync that file, makes it durable; no CPU instruction
+ * does, whatever its domain says. The library owns the struct: a later
+ * release may add fields at the end.
+ */
+struct ntm_nd_region {
+	char name[32];		/* "region1" */
+	char bus[32];		/* its nd bus, "ndbus1"; "" when not below one */
+	char provider[64];	/* the bus's provider: "ACPI.NFIT", "virtio-pmem" */
+	int domain;		/* an enum ntm_persist_domain, or -errno unread */
+	bool async;		/* only a flush request to the host persists */
+	bool deep_flush;	/* it has a deep_flush attribute */
+};
+
+/**
+ * ntm_introspect_regions() - each nd region under a sysfs tree
+ * @sysfs_root: where sysfs is: "/sys", or a copy of its nd part
+ * @fn:         called with @arg and each region, in name order (region2
+ *              before region10); the region is valid during the call only.
+ *              It returns 0 to go on, anything else to stop the walk.
+ * @arg:        passed to @fn
+ *
+ * Reads @sysfs_root/bus/nd/devices/regionN: persistence_domain
+ * ("cpu_cache", "memory_controller"; NTM_PERSIST_NONE when missing, empty
+ * or a word ntmem does not know), deep_flush, and the provider of the
+ * region's parent nd bus. Reads only under @sysfs_root, on each call: the
+ * library keeps nothing of it.
+ *
+ * Return: the number of regions @fn was called for (0 without an nd bus);
+ * -EINVAL when @sysfs_root or @fn is NULL; the negative errno of listing
+ * @sysfs_root/bus/nd/devices when it exists and cannot be listed (@fn is
+ * not called).
+ */
+int ntm_introspect_regions(const char *sysfs_root,
+			   int (*fn)(void *arg, const struct ntm_nd_region *region),
+			   void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NTMEM_INTROSPECT_H */
