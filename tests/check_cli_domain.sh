@@ -5,7 +5,9 @@
 # `ntmem info` on a fake sysfs tree (--sysfs: regions saying cpu_cache,
 # memory_controller, nothing, no attribute, one unreadable; region2 listed
 # before region10), on a tree without an nd bus, in text and JSON, with
-# NTMEM_PERSIST_DOMAIN set, unset and misspelt; `ntmem bench blk --domain`
+# NTMEM_PERSIST_DOMAIN set, unset and misspelt; a tree whose regions,
+# buses and providers exist only there, of which every region line is and
+# where nothing of /sys appears; `ntmem bench blk --domain`
 # (its direct-<domain> rows, bad values) and the dispatched rows of
 # `ntmem bench copy` in tiny runs.
 set -u
@@ -121,6 +123,76 @@ assert got == [("region0", "ndbus0", "ACPI.NFIT", False),
 PY
 then ok "info --json: each region's bus, provider and async"
 else bad "info --json virtio-pmem region"; sed 's/^/# /' "$out"; fi
+
+# --- ntmem info --sysfs DIR: every region from DIR, none from /sys ----------
+
+# Regions, buses and providers that exist only in this tree: each region
+# line and JSON region must be one of them, and nothing /sys has (when it
+# has an nd bus: a machine with NVDIMMs, a guest with virtio-pmem) may
+# appear. The tool and the library read one sysfs root, the one passed.
+only=$tmp/only
+mkdir -p "$only/devices/ntmtest7/ndbus7/region7" \
+	"$only/devices/ntmtest42/ndbus42/region42" "$only/bus/nd/devices"
+echo ntmem.TEST.only-in-dir >"$only/devices/ntmtest7/ndbus7/provider"
+echo virtio-pmem >"$only/devices/ntmtest42/ndbus42/provider"
+echo cpu_cache >"$only/devices/ntmtest7/ndbus7/region7/persistence_domain"
+: >"$only/devices/ntmtest42/ndbus42/region42/deep_flush"
+ln -s "../../../devices/ntmtest7/ndbus7/region7" "$only/bus/nd/devices/region7"
+ln -s "../../../devices/ntmtest42/ndbus42/region42" "$only/bus/nd/devices/region42"
+# What /sys would contribute if it leaked: its regions' names and buses.
+sys_names=
+if [ -d /sys/bus/nd/devices ]; then
+	for r in /sys/bus/nd/devices/region*; do
+		[ -e "$r" ] || continue
+		sys_names="$sys_names ${r##*/} $(basename "$(dirname "$(readlink -f "$r")")")"
+	done
+fi
+echo "# /sys's nd regions and buses:${sys_names:- none}"
+
+expect 0 "info --sysfs DIR (regions only in DIR)" env NTMEM_PERSIST_DOMAIN= \
+	"$ntmem" info --sysfs "$only"
+# The region lines: "nd regions:" and the lines indented under it.
+sed -n '/^nd regions:/,/^[^ ]/p' "$out" | sed '/^nd regions:/!{/^ /!d}' \
+	>"$tmp/region_lines"
+if [ "$(sed 's/^nd regions: *//; s/^ *//; s/ .*//' "$tmp/region_lines")" = \
+"region7
+region42" ]; then ok "info --sysfs DIR: the region lines are DIR's regions, in order"
+else bad "info --sysfs DIR region names"; sed 's/^/# /' "$out"; fi
+if grep -q '^nd regions: *region7 cpu_cache$' "$tmp/region_lines" &&
+	grep -q '^ *region42 none; virtio-pmem bus ndbus42: never cpu-durable, .*devdax: the region.s deep_flush)$' \
+		"$tmp/region_lines"
+then ok "info --sysfs DIR: each region's domain, bus and deep_flush from DIR"
+else bad "info --sysfs DIR region lines"; sed 's/^/# /' "$out"; fi
+leaked=
+for name in $sys_names; do
+	case " region7 region42 ndbus7 ndbus42 " in *" $name "*) continue ;; esac
+	grep -qw "$name" "$out" && leaked="$leaked $name"
+done
+if [ -z "$leaked" ] && ! grep -q '/sys/bus/nd' "$out"; then
+	ok "info --sysfs DIR: nothing of /sys in the output"
+else bad "info --sysfs DIR shows /sys's:$leaked"; sed 's/^/# /' "$out"; fi
+grep -q '^persist domain: *memory_controller .*NTMEM_PERSIST_DOMAIN not set' "$out" &&
+	ok "info --sysfs DIR: a cpu_cache region leaves ntm_persist's domain alone" ||
+	bad "info --sysfs DIR persist domain line"
+
+expect 0 "info --json --sysfs DIR (regions only in DIR)" env NTMEM_PERSIST_DOMAIN= \
+	"$ntmem" info --json --sysfs "$only"
+json_ok "info --json --sysfs DIR parses"
+if python3 - "$out" $sys_names <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+got = [(r["name"], r.get("bus"), r.get("provider"), r.get("async"),
+        r.get("persistence_domain")) for r in doc["regions"]]
+assert got == [("region7", "ndbus7", "ntmem.TEST.only-in-dir", False, "cpu_cache"),
+               ("region42", "ndbus42", "virtio-pmem", True, "none")], got
+assert "regions_error" not in doc, doc
+text = json.dumps(doc)
+for name in sys.argv[2:]:
+    if name not in ("region7", "region42", "ndbus7", "ndbus42"):
+        assert '"%s"' % name not in text, name
+PY
+then ok "info --json --sysfs DIR: every region from DIR, none from /sys"
+else bad "info --json --sysfs DIR regions"; sed 's/^/# /' "$out"; fi
 
 # --- bench blk --domain ----------------------------------------------------
 

@@ -22,7 +22,7 @@
  * The crossover at one offset is the smallest size from which nt beat
  * cached (medians) at every larger size measured. The library applies
  * NTMEM_NT_THRESHOLD only to destinations that are not 8-byte aligned
- * (src/copy_policy.h, ntm_flush_cached()): its line is the largest crossover
+ * (ntm_memcpy_flush(3)): its line is the largest crossover
  * at such offsets. The drop-in applies PMEM_MOVNT_THRESHOLD, PMDK's, at
  * every alignment and hands longer copies to ntm_memcpy_flush(), which
  * applies NTMEM_NT_THRESHOLD to the unaligned ones: its line is the
@@ -34,12 +34,11 @@
 #include <string.h>
 
 #include <ntmem.h>
+#include <ntmem/introspect.h>	/* the threshold in effect, and its default */
 
 #include "bench.h"
 #include "bench_calibrate.h"
 #include "bench_inline.h"
-#include "copy_policy.h"
-#include "env.h"
 #include "parse.h"
 
 enum ccase { C_CACHED, C_NT, C_DEFAULT, NCASES };
@@ -241,11 +240,12 @@ static void emit(const struct calibrate_options *o, const struct group *g,
 		 const struct verdict *v)
 {
 	const struct ntm_variant *act = ntm_variant_active();
-	struct ntm_env env;
+	struct ntm_env_info env;
 	struct report rep;
 	char key[CALIBRATE_MAX_ALIGNS][32], buf[160];
 
-	ntm_env_read(&env);
+	/* Cannot fail: a struct of this release's size. */
+	(void)ntm_introspect_env(&env, sizeof(env));
 	report_init(&rep, bench_format(o->json, o->csv),
 		    "ntmem bench copy --calibrate", columns, NCOLS);
 	report_meta(&rep, "version", "%s", ntm_version());
@@ -254,7 +254,7 @@ static void emit(const struct calibrate_options *o, const struct group *g,
 	report_meta(&rep, "cases", "cached = memcpy + ntm_flush; nt = %s flush "
 		    "copy; default = ntm_memcpy_flush, threshold %zu (%s); "
 		    "write-back %s", ntm_variant_name(act), env.nt_threshold,
-		    env.nt_threshold == NTM_NT_THRESHOLD_DEFAULT ? "default"
+		    env.nt_threshold == env.nt_threshold_default ? "default"
 							   : "NTMEM_NT_THRESHOLD",
 		    ntm_flush_insn_name(ntm_flush_active()));
 	report_meta(&rep, "workload", "%s per run, copies of one source into "

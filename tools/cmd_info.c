@@ -9,14 +9,12 @@
 #include <unistd.h>
 
 #include <ntmem.h>
-
 /*
- * The library's own environment reader (src/env.c, compiled into the
- * tool): info shows the ignored values exactly as the dispatcher judged
- * them, from the one definition of what a valid value is.
+ * The library's own readers: info shows the ignored values as the
+ * dispatcher judged them, and the nd regions under the one root it is
+ * given, by the library's rules.
  */
-#include "env.h"
-#include "persist_domain.h"
+#include <ntmem/introspect.h>
 
 #include "bench.h"
 #include "commands.h"
@@ -33,21 +31,22 @@ static const char *isa_of_inline_path(void)
 #endif
 }
 
-/* The nd regions (domain, bus), as read under ntm_sysfs_root. */
+/* Where sysfs is: /sys, or --sysfs DIR. */
+static const char *sysfs_root = "/sys";
+
+/* The nd regions (domain, bus), as read under sysfs_root. */
 struct region_list {
 	int n;
 	struct ntm_nd_region row[64];
 };
 
-static int add_region(void *arg, const char *name, int domain)
+static int add_region(void *arg, const struct ntm_nd_region *region)
 {
 	struct region_list *l = arg;
 
-	(void)domain;	/* read again with the bus, below */
-	if (l->n == (int)(sizeof(l->row) / sizeof(l->row[0])))
-		return 1;	/* a machine with more is listed in part */
-	ntm_nd_region_read(ntm_sysfs_root, name, &l->row[l->n++]);
-	return 0;
+	l->row[l->n++] = *region;
+	/* A machine with more is listed in part. */
+	return l->n == (int)(sizeof(l->row) / sizeof(l->row[0]));
 }
 
 /* 0, or -errno when the nd bus cannot be listed. */
@@ -56,7 +55,7 @@ static int read_regions(struct region_list *l)
 	int ret;
 
 	l->n = 0;
-	ret = ntm_persist_domain_regions(ntm_sysfs_root, add_region, l);
+	ret = ntm_introspect_regions(sysfs_root, add_region, l);
 	return ret < 0 ? ret : 0;
 }
 
@@ -68,7 +67,7 @@ static const char *region_domain_text(int domain, char *buf, size_t len)
 	return buf;
 }
 
-static void print_domains_text(const struct ntm_env *env)
+static void print_domains_text(const struct ntm_env_info *env)
 {
 	enum ntm_persist_domain active = ntm_persist_domain_active();
 	struct region_list l;
@@ -77,14 +76,14 @@ static void print_domains_text(const struct ntm_env *env)
 
 	printf("persist domain:   %s (ntm_persist, ntm_flush, ntm_memcpy_flush); "
 	       "NTMEM_PERSIST_DOMAIN %s\n", ntm_persist_domain_name(active),
-	       env->persist_domain < 0 ? "not set" :
-	       ntm_persist_domain_name((enum ntm_persist_domain)env->persist_domain));
+	       env->persist_domain_override == NTM_PERSIST_NONE ? "not set" :
+	       ntm_persist_domain_name(env->persist_domain_override));
 	if (ret)
 		printf("nd regions:       cannot list %s/bus/nd/devices: %s\n",
-		       ntm_sysfs_root, strerror(-ret));
+		       sysfs_root, strerror(-ret));
 	else if (l.n == 0)
 		printf("nd regions:       none found in %s/bus/nd/devices\n",
-		       ntm_sysfs_root);
+		       sysfs_root);
 	for (int i = 0; i < l.n; i++) {
 		printf("%s%s %s", i ? "                  " : "nd regions:       ",
 		       l.row[i].name,
@@ -100,7 +99,7 @@ static void print_domains_text(const struct ntm_env *env)
 	}
 }
 
-static void print_text(const struct ntm_env *env)
+static void print_text(const struct ntm_env_info *env)
 {
 	uint32_t f = ntm_cpu_features();
 	const char *active = ntm_variant_name(ntm_variant_active());
@@ -138,7 +137,7 @@ static void print_text(const struct ntm_env *env)
 	);
 	printf("inline sizes:     4 and 8..%d in steps of 8\n", NTM_INLINE_MAX);
 	print_domains_text(env);
-	for (const char *line = env->bad; *line;) {
+	for (const char *line = env->ignored; *line;) {
 		size_t len = strcspn(line, "\n");
 
 		printf("environment:      %.*s\n", (int)len, line);
@@ -146,7 +145,7 @@ static void print_text(const struct ntm_env *env)
 	}
 }
 
-static void print_domains_json(const struct ntm_env *env)
+static void print_domains_json(const struct ntm_env_info *env)
 {
 	struct region_list l;
 	char buf[96];
@@ -154,11 +153,11 @@ static void print_domains_json(const struct ntm_env *env)
 
 	printf("  \"persist_domain\": \"%s\",\n  \"persist_domain_override\": ",
 	       ntm_persist_domain_name(ntm_persist_domain_active()));
-	if (env->persist_domain < 0)
+	if (env->persist_domain_override == NTM_PERSIST_NONE)
 		printf("null,\n");
 	else
-		printf("\"%s\",\n", ntm_persist_domain_name(
-			(enum ntm_persist_domain)env->persist_domain));
+		printf("\"%s\",\n",
+		       ntm_persist_domain_name(env->persist_domain_override));
 	printf("  \"regions\": [");
 	for (int i = 0; i < l.n; i++) {
 		printf("%s{", i ? ", " : "");
@@ -188,7 +187,7 @@ static void print_domains_json(const struct ntm_env *env)
 	}
 }
 
-static void print_json(const struct ntm_env *env)
+static void print_json(const struct ntm_env_info *env)
 {
 	uint32_t f = ntm_cpu_features();
 	const char *active = ntm_variant_name(ntm_variant_active());
@@ -222,13 +221,13 @@ static void print_json(const struct ntm_env *env)
 	printf("  \"inline_max\": %d,\n", NTM_INLINE_MAX);
 	print_domains_json(env);
 	printf("  \"env_ignored\": [");
-	for (const char *line = env->bad; *line;) {
+	for (const char *line = env->ignored; *line;) {
 		size_t len = strcspn(line, "\n");
-		char one[sizeof(env->bad)];
+		char one[sizeof(env->ignored)];
 
 		memcpy(one, line, len);
 		one[len] = '\0';
-		if (line != env->bad)
+		if (line != env->ignored)
 			printf(", ");
 		report_json_string(stdout, one);
 		line += len + (line[len] == '\n');
@@ -270,14 +269,14 @@ int cmd_info(int argc, char **argv)
 	bool json = false, have_sysfs = false;
 	const struct opt opts[] = {
 		{ .name = "json", .kind = OPT_FLAG, .dest = &json },
-		{ .name = "sysfs", .kind = OPT_STR, .dest = &ntm_sysfs_root,
+		{ .name = "sysfs", .kind = OPT_STR, .dest = &sysfs_root,
 		  .given = &have_sysfs },
 		{ 0 },
 	};
 	const struct opt_cmd cmd = {
 		.name = "info", .opts = opts, .usage = usage,
 	};
-	struct ntm_env env;
+	struct ntm_env_info env;
 	int status, ret;
 
 	if (!parse_args(&cmd, argc, argv, &status))
@@ -288,14 +287,18 @@ int cmd_info(int argc, char **argv)
 	 * anything is printed, as a bad value of any option is. /sys
 	 * itself is not checked: a container without it has no regions.
 	 */
-	ret = have_sysfs ? readable_dir(ntm_sysfs_root) : 0;
+	ret = have_sysfs ? readable_dir(sysfs_root) : 0;
 	if (ret) {
 		fprintf(stderr, "ntmem info: invalid --sysfs '%s': expected a "
-			"readable directory (%s)\n", ntm_sysfs_root,
+			"readable directory (%s)\n", sysfs_root,
 			strerror(-ret));
 		return 2;
 	}
-	ntm_env_read(&env);
+	ret = ntm_introspect_env(&env, sizeof(env));
+	if (ret) {
+		fprintf(stderr, "ntmem info: %s\n", ntm_errmsg());
+		return 1;
+	}
 	if (json)
 		print_json(&env);
 	else

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "peer_pmdk.h"
-#include "../compat/dropin_note.h"
+#include "dropin_note.h"	/* compat/: dropin_note_dep */
 
 struct note_search {
 	ElfW(Addr) base;	/* the object's load address (l_addr) */

@@ -10,7 +10,7 @@
 #include <ntmem.h>
 #include <ntmem/embed.h>
 
-#include "../dropin_note.h"
+#include "dropin_note.h"	/* dropin_note_dep */
 #include "compat.h"
 #include "include/libpmem.h"
 

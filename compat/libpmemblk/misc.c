@@ -22,7 +22,7 @@
 #include <ntmem.h>
 #include <ntmem/embed.h>
 
-#include "../dropin_note.h"
+#include "dropin_note.h"	/* dropin_note_dep */
 #include "blk.h"
 #include "include/libpmemblk.h"
 

@@ -99,7 +99,7 @@ for twin in "" _fixed; do
 	PMEM_IS_PMEM_FORCE=1 "$ntmem" check --json --report "$tmp/$name.json" \
 		-- "$bindir/$name" "$tmp/d" >"$out" 2>"$err"
 	rc=$?
-	off=$(sed -n 's/^offset //p' "$out")
+	off=$(sed -n 's/^expect \([0-9]*\) .*/\1/p' "$out")
 	if [ "$rc" -ne 0 ] || [ -z "$off" ]; then
 		bad "$name: exit $rc, no offset printed"
 		sed 's/^/# /' "$out" "$err" "$tmp/$name.json"

@@ -4,10 +4,12 @@ wrote, one line per fact, for the shell checks to compare:
 
   status EXIT_STATUS errors N bugs N
   bug KIND WHEN OFFSET LENGTH FILE_NAME POINT at=yes|no first_store=yes|no
+  perf KIND COUNT at=yes|no
   note MESSAGE
 
 FILE_NAME is the last component of "file" ("-" when null); at/first_store:
-whether a frame of "backtrace"/"first_store" is in PROGRAM (its file name).
+whether a frame of "backtrace"/"first_store" (of a perf record: "site") is
+in PROGRAM (its file name).
 Exits 1 (with the reason on stderr) if the report is not the object the
 contract describes.
 """
@@ -39,6 +41,10 @@ def main():
             r.get('kind'), r.get('when'), r.get('offset'), r.get('length'),
             name, r.get('point'), in_program(r.get('backtrace', []), prog),
             in_program(r.get('first_store', []), prog)))
+    for r in doc['reports']:
+        if r.get('type') == 'perf':
+            print('perf %s %s at=%s' % (r.get('kind'), r.get('count'),
+                                        in_program(r.get('site', []), prog)))
     for r in doc['reports']:
         if r.get('type') == 'note':
             print('note %s' % r.get('message'))
