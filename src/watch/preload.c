@@ -21,7 +21,10 @@
  *     fail with EFAULT instead of faulting, so the pages are made writable
  *     (and their contents kept) first;
  *   munmap(): the lines of a watched mapping that are not durable are
- *     reported before it goes.
+ *     reported before it goes;
+ *   libpmemobj's lock functions (pmemobj_mutex_lock(), ...; libpmemobj
+ *     calls them through its PLT too): the lock's 64 bytes in the pool
+ *     are run-time state libpmemobj never flushes, told to the checker.
  *
  * It has no version script on purpose: only an unversioned definition
  * stands in front of glibc's versioned symbols. It does not load the
@@ -213,4 +216,83 @@ void _exit(int status)
 void _Exit(int status)
 {
 	end_now("_Exit", status);
+}
+
+/*
+ * libpmemobj's persistent locks (PMDK's libpmemobj/thread.h), declared
+ * here with opaque pointers: the checker needs only the lock's address.
+ * Each tells the checker the lock (and a condition variable's mutex) is
+ * libpmemobj's, then calls libpmemobj's. A program without libpmemobj
+ * never calls them.
+ */
+struct timespec;
+int pmemobj_mutex_lock(void *pop, void *m);
+int pmemobj_mutex_trylock(void *pop, void *m);
+int pmemobj_mutex_timedlock(void *pop, void *m, const struct timespec *t);
+int pmemobj_mutex_unlock(void *pop, void *m);
+int pmemobj_rwlock_rdlock(void *pop, void *l);
+int pmemobj_rwlock_wrlock(void *pop, void *l);
+int pmemobj_rwlock_timedrdlock(void *pop, void *l, const struct timespec *t);
+int pmemobj_rwlock_timedwrlock(void *pop, void *l, const struct timespec *t);
+int pmemobj_rwlock_tryrdlock(void *pop, void *l);
+int pmemobj_rwlock_trywrlock(void *pop, void *l);
+int pmemobj_rwlock_unlock(void *pop, void *l);
+int pmemobj_cond_broadcast(void *pop, void *c);
+int pmemobj_cond_signal(void *pop, void *c);
+int pmemobj_cond_timedwait(void *pop, void *c, void *m,
+			   const struct timespec *t);
+int pmemobj_cond_wait(void *pop, void *c, void *m);
+
+static void pmemobj_lock_seen(const void *lock)
+{
+	const struct ntm_watch_ops *o = watching();
+
+	if (o && lock)
+		o->pmemobj_lock(lock);
+}
+
+#define OBJ_LOCK_2(name)                                                \
+	int name(void *pop, void *l)                                    \
+	{                                                               \
+		REAL(name);                                             \
+		pmemobj_lock_seen(l);                                   \
+		return real_##name(pop, l);                             \
+	}
+#define OBJ_LOCK_3(name)                                                \
+	int name(void *pop, void *l, const struct timespec *t)          \
+	{                                                               \
+		REAL(name);                                             \
+		pmemobj_lock_seen(l);                                   \
+		return real_##name(pop, l, t);                          \
+	}
+
+OBJ_LOCK_2(pmemobj_mutex_lock)
+OBJ_LOCK_2(pmemobj_mutex_trylock)
+OBJ_LOCK_3(pmemobj_mutex_timedlock)
+OBJ_LOCK_2(pmemobj_mutex_unlock)
+OBJ_LOCK_2(pmemobj_rwlock_rdlock)
+OBJ_LOCK_2(pmemobj_rwlock_wrlock)
+OBJ_LOCK_3(pmemobj_rwlock_timedrdlock)
+OBJ_LOCK_3(pmemobj_rwlock_timedwrlock)
+OBJ_LOCK_2(pmemobj_rwlock_tryrdlock)
+OBJ_LOCK_2(pmemobj_rwlock_trywrlock)
+OBJ_LOCK_2(pmemobj_rwlock_unlock)
+OBJ_LOCK_2(pmemobj_cond_broadcast)
+OBJ_LOCK_2(pmemobj_cond_signal)
+
+int pmemobj_cond_timedwait(void *pop, void *c, void *m,
+			   const struct timespec *t)
+{
+	REAL(pmemobj_cond_timedwait);
+	pmemobj_lock_seen(c);
+	pmemobj_lock_seen(m);
+	return real_pmemobj_cond_timedwait(pop, c, m, t);
+}
+
+int pmemobj_cond_wait(void *pop, void *c, void *m)
+{
+	REAL(pmemobj_cond_wait);
+	pmemobj_lock_seen(c);
+	pmemobj_lock_seen(m);
+	return real_pmemobj_cond_wait(pop, c, m);
 }

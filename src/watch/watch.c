@@ -63,6 +63,7 @@
 #include <ntmem/ns.h>
 
 #include "watch/watch.h"
+#include "watch/watch_pmemobj.h"
 #include "watch/watch_report.h"
 
 #define PAGE 4096u
@@ -106,6 +107,7 @@ struct wpage {
 	uint64_t wb;		/* lines written back since last durable */
 	uint32_t wb_thread[LINES];	/* wb: the thread whose fence counts */
 	uint64_t pending;	/* lines a point passed while not durable */
+	uint64_t deferred;	/* pending, not reported eagerly: the end judges */
 	uint8_t reason[LINES];	/* pending: enum bug_kind at that point */
 	uint32_t point[LINES];	/* pending: the first point that passed it */
 	uintptr_t addr;
@@ -156,6 +158,7 @@ struct point {
 struct perf {
 	int kind;		/* 0 unchanged, 1 repeated */
 	const void *site;	/* the first frame outside the library */
+	const void *entry;	/* its call into libpmemobj, or NULL */
 	int nframes;
 	void *frames[MAX_FRAMES];
 	uint64_t count;
@@ -374,6 +377,7 @@ static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 		memcpy(wp->image, (const void *)a, PAGE);
 		wp->wb = 0;
 		wp->pending = 0;
+		wp->deferred = 0;
 		wp->addr = a;
 		wp->range = r;
 		wp->list = LIST_NONE;
@@ -489,14 +493,22 @@ struct lazy_point {
 	const char *dflt;
 	void *frames[MAX_FRAMES];
 	int n;
+	bool pmemobj;	/* libpmemobj's own fence, not the program's */
 };
 
 static uint32_t lazy_id(struct lazy_point *lp)
 {
 	if (!lp->id) {
+		int i = 0;
+		const void *entry;
+
 		lp->n = capture(lp->frames);
 		lp->id = point_new(entry_name(lp->frames, lp->n, lp->dflt),
 				   lp->frames, lp->n);
+		while (i < lp->n && watch_frame_ours(lp->frames[i]))
+			i++;
+		entry = watch_obj_entry(lp->frames + i, lp->n - i);
+		lp->pmemobj = entry && watch_obj_entry_own(entry);
 	}
 	return lp->id;
 }
@@ -641,6 +653,41 @@ static void report_all(struct bad_list *bl, const char *when,
 	bl->n = bl->cap = 0;
 }
 
+/*
+ * Reads a mapping that starts at its file's first byte, for
+ * watch_pmemobj.c: @ctx is the range, @off a file offset. Only pages the
+ * program can read. Lock held.
+ */
+static bool range_read(void *ctx, uint64_t off, void *buf, size_t n)
+{
+	const struct wrange *r = ctx;
+	uintptr_t a = r->start + (uintptr_t)off;
+
+	if (off >= r->end - r->start || n > r->end - a)
+		return false;
+	for (uintptr_t x = page_down(a); x < a + n; x += PAGE)
+		if (!prot_readable(prog_prot(r, x)))
+			return false;
+	memcpy(buf, (const void *)a, n);
+	return true;
+}
+
+/*
+ * Line @l of @wp, not as in its image: take the bytes of it libpmemobj
+ * leaves unflushed on purpose as durable (watch_pmemobj.c). Lock held.
+ */
+static enum watch_obj_own pmemobj_own(struct wpage *wp, const uint8_t *now,
+				      unsigned l, enum watch_obj_when when)
+{
+	struct wrange *r = wp->range;
+
+	if (r->off != 0 || !r->path)
+		return WATCH_OBJ_NONE;	/* a pool is mapped from its start */
+	return watch_obj_unflushed(range_read, r, wp->addr - r->start + l * LINE,
+				   wp->addr + l * LINE, now + l * LINE, wp->image + l * LINE,
+				   wp->wbdata + l * LINE, when);
+}
+
 /* Whether line @l of a page whose contents are @now is as in @copy. */
 static bool line_is(const uint8_t *now, unsigned l, const uint8_t *copy)
 {
@@ -665,9 +712,12 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 
 	for (unsigned l = 0; l < LINES; l++) {
 		uint64_t bit = 1ull << l;
+		enum watch_obj_own own = WATCH_OBJ_NONE;
 		enum bug_kind kind;
 
-		if (line_is(now, l, wp->image)) {
+		if (line_is(now, l, wp->image) ||
+		    ((own = pmemobj_own(wp, now, l, WATCH_OBJ_POINT)) ==
+		     WATCH_OBJ_TAKEN && line_is(now, l, wp->image))) {
 			wp->wb &= ~bit;
 			wp->pending &= ~bit;
 			continue;
@@ -705,7 +755,18 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 		wp->pending |= bit;
 		wp->reason[l] = (uint8_t)kind;
 		wp->point[l] = lazy_id(lp);
-		if (eager)
+		/*
+		 * A line only the end can judge is not reported here, nor one
+		 * a fence libpmemobj makes for its own logs passes (in a
+		 * transaction, say): the program's stores are made durable
+		 * by its own points (a commit, pmemobj_persist()) or the end
+		 * judges them.
+		 */
+		if (own == WATCH_OBJ_LATER || lp->pmemobj)
+			wp->deferred |= bit;
+		else
+			wp->deferred &= ~bit;
+		if (eager && !(wp->deferred & bit))
 			bad_add(eagerly, wp, now, l, kind, wp->point[l]);
 	}
 	return clean;
@@ -721,7 +782,10 @@ static void page_judge(struct wpage *wp, struct bad_list *bl)
 
 		if (line_is(now, l, wp->image))
 			continue;
-		if (eager && (wp->pending & bit))
+		if (pmemobj_own(wp, now, l, WATCH_OBJ_END) == WATCH_OBJ_TAKEN &&
+		    line_is(now, l, wp->image))
+			continue;
+		if (eager && (wp->pending & bit) && !(wp->deferred & bit))
 			continue;	/* reported at its point */
 		if (wp->wb & bit)
 			bad_add(bl, wp, now, l, line_is(now, l, wp->wbdata) ?
@@ -768,14 +832,17 @@ static void perf_count(int kind)
 {
 	void *frames[MAX_FRAMES];
 	int n = capture(frames);
-	const void *site = NULL;
+	const void *site = NULL, *entry = NULL;
 
 	for (int i = 0; i < n && !site; i++)
-		if (!watch_frame_ours(frames[i]))
+		if (!watch_frame_ours(frames[i])) {
 			site = frames[i];
+			entry = watch_obj_entry(frames + i, n - i);
+		}
 	lock();
 	for (unsigned i = 0; i < nperf; i++) {
-		if (perf[i].kind == kind && perf[i].site == site) {
+		if (perf[i].kind == kind && perf[i].site == site &&
+		    perf[i].entry == entry) {
 			perf[i].count++;
 			unlock();
 			return;
@@ -783,7 +850,8 @@ static void perf_count(int kind)
 	}
 	if (nperf < MAX_PERF) {
 		perf[nperf] = (struct perf){ .kind = kind, .site = site,
-					     .nframes = n, .count = 1 };
+					     .entry = entry, .nframes = n,
+					     .count = 1 };
 		memcpy(perf[nperf].frames, frames, sizeof(void *) * (size_t)n);
 		nperf++;
 	} else {
@@ -1875,6 +1943,10 @@ static void perf_report(void)
 	for (unsigned i = 0; i < nperf; i++) {
 		struct wrec w;
 
+		/* libpmemobj's own write-backs are its policy, not the
+		 * program's to change (ntmem-check(1), LIBPMEMOBJ). */
+		if (perf[i].entry && watch_obj_entry_own(perf[i].entry))
+			continue;
 		wrec_begin(&w, "perf");
 		wrec_str(&w, "kind", kinds[perf[i].kind]);
 		wrec_num(&w, "count", perf[i].count);
@@ -2004,6 +2076,17 @@ static void fork_child(void)
 	fork_parent();
 }
 
+static void pmemobj_lock(const void *l)
+{
+	if (inside || !NTM_WATCH_ON())
+		return;
+	inside = 1;
+	lock();
+	watch_obj_lock_seen((uintptr_t)l);
+	unlock();
+	inside = 0;
+}
+
 static const struct ntm_watch_ops ops = {
 	.keeps_signal = keeps_signal,
 	.signal_action = signal_action,
@@ -2012,6 +2095,7 @@ static const struct ntm_watch_ops ops = {
 	.protect = protect,
 	.remap = remap,
 	.ending = ending,
+	.pmemobj_lock = pmemobj_lock,
 };
 
 /*

@@ -113,6 +113,10 @@ struct ntm_watch_ops {
 		       void *want);
 	/* _exit() or _Exit() (@name) is about to end the process. */
 	void (*ending)(const char *name, int status);
+	/* libpmemobj is about to use the PMEMmutex, PMEMrwlock or PMEMcond
+	 * at @lock (pmemobj_mutex_lock(), ...): its 64 bytes are run-time
+	 * state, rebuilt at each pmemobj_open(). */
+	void (*pmemobj_lock)(const void *lock);
 };
 
 #endif /* NTMEM_WATCH_H */
