@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # kernel-check.sh [--build DIR] [--work DIR] [--timeout SECONDS]
-#                 [--accel auto|kvm|tcg] [--boots NAME,...]
+#                 [--accel auto|kvm|tcg] [--boots NAME,...] [--full]
 #                 - make check-kernel: ntmem on a
 # real Linux kernel's DAX stack. Debian's kernel under QEMU, booted
 # four times:
@@ -22,10 +22,18 @@
 #               tests/kernel/stage-mce.sh follows them into the region's
 #               badblocks and ntmem's list of a devdax namespace; skipped
 #               without that kernel ($NTMEM_MCE_KERNEL_DIR)
+#   full        with --full only: one label-less NVDIMM (4 GiB), make
+#               check's long tests with their scratch directory on ext4
+#               -o dax and xfs -o dax: tests/kernel/stage-full.sh (its
+#               timeout NTMEM_KERNEL_FULL_TIMEOUT)
 #
 # every check on the build in DIR (default build), with the kernel's own
 # nd, pmem and dax drivers underneath. --boots runs only the boots it
-# names (comma-separated), to try one stage's change.
+# names (comma-separated), to try one stage's change. --full (make
+# check-kernel-full) adds one more boot after them, full: make check's
+# crash-image and recorder tests, CLI suites and scratch-directory test
+# programs on DAX file systems (tests/kernel/stage-full.sh; --boots full
+# runs it alone).
 #
 # The kernel is read from Debian's kernel directories, /boot and
 # /lib/modules ($NTMEM_KERNEL_BOOT_DIR, $NTMEM_KERNEL_MODULES_DIR), and
@@ -48,7 +56,7 @@
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd -P)
-build=build work='' accel=${NTMEM_KERNEL_ACCEL:-auto} boots=''
+build=build work='' accel=${NTMEM_KERNEL_ACCEL:-auto} boots='' full=0
 # A hang is what the timeout is for: about 1 minute of work on 2 idle
 # cores took 2.5 minutes with both busy.
 timeout=${NTMEM_KERNEL_TIMEOUT:-480}
@@ -59,8 +67,9 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
 	--boots) boots=$2; shift 2 ;;
+	--full) full=1; shift ;;
 	*)
-		echo "usage: $0 [--build DIR] [--work DIR] [--timeout SECONDS] [--accel auto|kvm|tcg] [--boots NAME,...]" >&2
+		echo "usage: $0 [--build DIR] [--work DIR] [--timeout SECONDS] [--accel auto|kvm|tcg] [--boots NAME,...] [--full]" >&2
 		exit 2
 		;;
 	esac
@@ -399,6 +408,31 @@ case ",${boots:-mce}," in
 	fi
 	;;
 *) echo "check-kernel: boot 'mce' not asked for (--boots)" ;;
+esac
+
+# --- full: make check's long tests on DAX file systems (--full) ---------
+
+# The boot full (tests/kernel/stage-full.sh), only when asked for (--full,
+# or --boots naming it): one label-less NVDIMM, its fsdax namespace made
+# ext4 -o dax and then xfs -o dax, the scratch directory of make check's
+# tests on it: 4 GiB, as test_pmemblk_compat keeps 2.4 GiB of pools there
+# at once. Its own root (kernel-stage.sh with NTMEM_KERNEL_STAGE_FULL:
+# the tests, python3), so the other boots' stays small. Its timeout,
+# NTMEM_KERNEL_FULL_TIMEOUT: about 3 times the 24 minutes it took here
+# under TCG with both cores busy.
+full_timeout=${NTMEM_KERNEL_FULL_TIMEOUT:-4200}
+case "$full,$boots," in
+1,, | *,full,*)
+	NTMEM_KERNEL_STAGE_FULL=1 "$src/scripts/kernel-stage.sh" "$build" "$kver" \
+		"$work/full-root" "$work/full-initramfs.cpio"
+	backing "$work/nvdimm-full.img" 4G
+	boot_initrd=$work/full-initramfs.cpio
+	boot full "$full_timeout" "" "ntmem.stage=full ntmem.regions=1" \
+		-object "memory-backend-file,id=nvm0,share=on,mem-path=$work/nvdimm-full.img,size=4G" \
+		-device nvdimm,id=nvdimm0,memdev=nvm0
+	unset boot_initrd
+	rm -f "$work/nvdimm-full.img"
+	;;
 esac
 
 elapsed=$(($(date +%s) - start))

@@ -138,6 +138,13 @@ for f in "$build"/tests/check/*; do
 	[ -f "$f" ] && [ -x "$f" ] && copy_elf "$f" "/ntmem/tests/check/$(basename "$f")"
 done
 
+# make check-kernel-full's guest (NTMEM_KERNEL_STAGE_FULL=1): its stage,
+# the tests it runs and python3 (scripts/kernel-stage-full.sh).
+if [ "${NTMEM_KERNEL_STAGE_FULL:-}" = 1 ]; then
+	# shellcheck source=scripts/kernel-stage-full.sh
+	. "$src/scripts/kernel-stage-full.sh"
+fi
+
 # The modules init.sh loads, and every module they depend on, from the
 # kernel's own modules.dep ("path: dep dep ..." lines, paths relative to
 # the modules directory).
