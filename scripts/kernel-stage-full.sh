@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2154 # build, src, root: kernel-stage.sh's
 # SPDX-License-Identifier: MIT
 #
 # kernel-stage-full.sh - what the guest of make check-kernel-full needs
@@ -109,8 +109,9 @@ rm -f "$intro"
 # other names (libpmem.so.1 of libpmem.so.1.0.0) become symlinks to it,
 # as in BUILD: a test that checks which file its functions came from
 # (dladdr, then realpath or the inode) must find the one it was told.
+# (It recurses, so nothing is read from kind or rel after its loop.)
 copy_build() {
-	local kind=$1 rel=$2 alias lib
+	kind=$1 rel=$2
 	[ -e "$root/ntmem/$rel" ] && [ ! -L "$root/ntmem/$rel" ] && return 0
 	rm -f "$root/ntmem/$rel"
 	if [ "$kind" = elf ]; then
