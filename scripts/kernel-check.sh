@@ -290,6 +290,8 @@ boot guest "$timeout" "" "ntmem.stage=main ntmem.regions=3" \
 # mem-ctrl (ADR) "memory_controller". It is a property of the machine,
 # so one short boot each, with one label-less NVDIMM. A quarter of the
 # main boot's timeout: a few checks after the same boot.
+# They run neither fio nor pmempool: the small image (kernel-stage.sh).
+boot_initrd=$work/initramfs-small.cpio
 for persistence in cpu:cpu_cache mem-ctrl:memory_controller; do
 	backing "$work/nvdimm-domain.img" 256M
 	boot "domain-${persistence%%:*}" $((timeout / 4 + 60)) ",nvdimm-persistence=${persistence%%:*}" \
@@ -298,6 +300,7 @@ for persistence in cpu:cpu_cache mem-ctrl:memory_controller; do
 		-device nvdimm,id=nvdimm0,memdev=nvm0
 done
 rm -f "$work/nvdimm-domain.img"
+unset boot_initrd
 
 # --- mce: a machine check's media error on devdax ------------------------
 
@@ -395,7 +398,7 @@ case ",${boots:-mce}," in
 		injector=$!
 		backing "$work/nvdimm-mce.img" 256M
 		boot_kernel=$mce_kernel_dir/boot/vmlinuz-$mkver boot_kver=$mkver \
-			boot_initrd=$work/mce-initramfs.cpio boot_cpu=max,vendor=GenuineIntel
+			boot_initrd=$work/mce-initramfs-small.cpio boot_cpu=max,vendor=GenuineIntel
 		boot mce $((timeout / 4 + 60)) "" "ntmem.stage=mce ntmem.regions=1" \
 			-object "memory-backend-file,id=nvm0,share=on,mem-path=$work/nvdimm-mce.img,size=256M" \
 			-device nvdimm,id=nvdimm0,memdev=nvm0 \

@@ -36,6 +36,9 @@ todo() { todo_reason=$1; }
 # result STATUS WHAT: one TAP line for a check that exited STATUS.
 result() {
 	n=$((n + 1))
+	# The kernel's log stamps it: the console then shows where the time
+	# of a slow run went, check by check.
+	echo "ntmem: check $n done: $2" >/dev/kmsg 2>/dev/null
 	if [ -n "$todo_reason" ]; then
 		todo=$((todo + 1))
 		if [ "$1" -eq 0 ]; then
