@@ -193,8 +193,9 @@ check-kernel: $(BUILD)/build.ninja
 # --full, tests/kernel/stage-full.sh): make check's tests as meson runs
 # them (its list, their arguments and environment), with /tmp, their
 # scratch directory, on a real kernel's DAX file systems, one check per
-# test. Its hard timeout is NTMEM_KERNEL_FULL_TIMEOUT (about 3 times
-# what it took here); its results join the others' in
+# test: 63 checks in about 22 minutes under TCG with both cores busy.
+# Its hard timeout is NTMEM_KERNEL_FULL_TIMEOUT (default 70 minutes,
+# about 3 times that); its results join the others' in
 # $(BUILD_KERNEL)/meson-logs/testlog.json.
 check-kernel-full: $(BUILD)/build.ninja
 	scripts/install-deps.sh check
