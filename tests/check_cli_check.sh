@@ -74,6 +74,9 @@ expect 0 "bench check --help" "$ntmem" bench check --help
 if grep -q "fio" "$out" && grep -q "slowdown" "$out"; then
 	ok "bench check --help says what it measures"; else
 	bad "bench check --help says what it measures"; fi
+if grep -q "pmemobj-tx" "$out" && grep -q -- "--workload" "$out"; then
+	ok "bench check --help names the libpmemobj workloads"; else
+	bad "bench check --help names the libpmemobj workloads"; fi
 
 expect 2 "check without a program" "$ntmem" check
 err_names "invalid PROGRAM '(none)'" "no program: named"
