@@ -130,7 +130,7 @@ struct record {
 	enum rec_type type;
 	char *kind, *when, *file, *address, *point, *message, *how, *signal;
 	long long offset, length, count, pid, status, judged;
-	struct strv backtrace, first_store, site;
+	struct strv backtrace, first_store, site, tx_begin;
 	/* the line itself (valid JSON), or a note object made for it */
 	char *json;
 	bool ours;	/* a note of ntmem check's, not the library's */
@@ -364,6 +364,7 @@ static const struct field fields[] = {
 	FIELD("point", J_STR, point),
 	FIELD("backtrace", J_STRV, backtrace),
 	FIELD("first_store", J_STRV, first_store),
+	FIELD("tx_begin", J_STRV, tx_begin),
 	FIELD("count", J_INT, count),
 	FIELD("site", J_STRV, site),
 	FIELD("message", J_STR, message),
@@ -387,6 +388,7 @@ static void record_free(struct record *r)
 	free(r->signal);
 	strv_free(&r->backtrace);
 	strv_free(&r->first_store);
+	strv_free(&r->tx_begin);
 	strv_free(&r->site);
 	free(r->json);
 }
@@ -431,11 +433,13 @@ static bool one_of(const char *s, const char *const *list)
 
 static const char *const bug_kinds[] = {
 	"not-written-back", "stored-after-write-back", "not-fenced",
-	"never-written-back", NULL,
+	"never-written-back", "tx-unadded", NULL,
 };
-static const char *const bug_whens[] = { "point", "unmap", "exit", NULL };
+static const char *const bug_whens[] = {
+	"point", "unmap", "exit", "transaction", NULL,
+};
 static const char *const perf_kinds[] = {
-	"unchanged-write-back", "repeated-write-back", NULL,
+	"unchanged-write-back", "repeated-write-back", "tx-add-twice", NULL,
 };
 static const char *const end_hows[] = { "exit", "_exit", "signal", NULL };
 
@@ -783,11 +787,15 @@ static const char *bug_words(const char *kind)
 		return "stored again after its write-back";
 	if (!strcmp(kind, "not-fenced"))
 		return "written back, not fenced";
+	if (!strcmp(kind, "tx-unadded"))
+		return "stored in a transaction, not added to it";
 	return "never written back";
 }
 
 static const char *perf_words(const char *kind)
 {
+	if (!strcmp(kind, "tx-add-twice"))
+		return "ranges added to a transaction that already held them";
 	return !strcmp(kind, "unchanged-write-back")
 		? "write-backs of lines that had not changed"
 		: "repeated write-backs of a line with no store between";
@@ -824,6 +832,13 @@ static void put_when(FILE *out, const struct record *r)
 	bool at_end = !strcmp(r->kind, "not-fenced") ||
 		      !strcmp(r->kind, "never-written-back");
 
+	/* A transaction bug: found at the program's next call into
+	 * libpmemobj (its commit, say). */
+	if (!strcmp(r->when, "transaction")) {
+		fputs(", found at ", out);
+		put_text(out, r->point);
+		return;
+	}
 	fputs(at_end ? " before " : " at ", out);
 	put_text(out, r->point);
 	if (!at_end && r->when && strcmp(r->when, "point")) {
@@ -893,6 +908,7 @@ static void print_human(FILE *out, const struct run_report *rr, bool perf,
 			fputc('\n', out);
 			put_frames(out, "at", &r->backtrace);
 			put_frames(out, "first store", &r->first_store);
+			put_frames(out, "transaction begun", &r->tx_begin);
 			break;
 		case REC_PERF:
 			if (!perf)

@@ -24,7 +24,12 @@
  *     reported before it goes;
  *   libpmemobj's lock functions (pmemobj_mutex_lock(), ...; libpmemobj
  *     calls them through its PLT too): the lock's 64 bytes in the pool
- *     are run-time state libpmemobj never flushes, told to the checker.
+ *     are run-time state libpmemobj never flushes, told to the checker;
+ *   libpmemobj's transaction functions (pmemobj_tx_begin(), the
+ *     pmemobj_tx_*add_range*() and *alloc() families, commit, process,
+ *     end, ...): the checker learns what each transaction added and
+ *     allocated, and which stores are the program's (made between calls
+ *     into libpmemobj) and which libpmemobj's (made inside them).
  *
  * It has no version script on purpose: only an unversioned definition
  * stands in front of glibc's versioned symbols. It does not load the
@@ -44,10 +49,12 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "watch/watch.h"
 
@@ -251,19 +258,38 @@ static void pmemobj_lock_seen(const void *lock)
 		o->pmemobj_lock(lock);
 }
 
+/* Tell the checker of a transaction call (a no-op until it registers). */
+static void obj_tell(enum ntm_watch_obj what, const void *p, size_t n,
+		     const char *name)
+{
+	const struct ntm_watch_ops *o = watching();
+
+	if (o)
+		o->pmemobj_tx(what, p, n, name);
+}
+
+/* The lock's stores are libpmemobj's: a call into it, as the others. */
 #define OBJ_LOCK_2(name)                                                \
 	int name(void *pop, void *l)                                    \
 	{                                                               \
+		int ret;                                                \
 		REAL(name);                                             \
 		pmemobj_lock_seen(l);                                   \
-		return real_##name(pop, l);                             \
+		obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, #name);          \
+		ret = real_##name(pop, l);                              \
+		obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, #name);          \
+		return ret;                                             \
 	}
 #define OBJ_LOCK_3(name)                                                \
 	int name(void *pop, void *l, const struct timespec *t)          \
 	{                                                               \
+		int ret;                                                \
 		REAL(name);                                             \
 		pmemobj_lock_seen(l);                                   \
-		return real_##name(pop, l, t);                          \
+		obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, #name);          \
+		ret = real_##name(pop, l, t);                           \
+		obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, #name);          \
+		return ret;                                             \
 	}
 
 OBJ_LOCK_2(pmemobj_mutex_lock)
@@ -283,16 +309,383 @@ OBJ_LOCK_2(pmemobj_cond_signal)
 int pmemobj_cond_timedwait(void *pop, void *c, void *m,
 			   const struct timespec *t)
 {
+	int ret;
+
 	REAL(pmemobj_cond_timedwait);
 	pmemobj_lock_seen(c);
 	pmemobj_lock_seen(m);
-	return real_pmemobj_cond_timedwait(pop, c, m, t);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_cond_timedwait");
+	ret = real_pmemobj_cond_timedwait(pop, c, m, t);
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_cond_timedwait");
+	return ret;
 }
 
 int pmemobj_cond_wait(void *pop, void *c, void *m)
 {
+	int ret;
+
 	REAL(pmemobj_cond_wait);
 	pmemobj_lock_seen(c);
 	pmemobj_lock_seen(m);
-	return real_pmemobj_cond_wait(pop, c, m);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_cond_wait");
+	ret = real_pmemobj_cond_wait(pop, c, m);
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_cond_wait");
+	return ret;
+}
+
+/*
+ * libpmemobj's transactions (PMDK's libpmemobj/tx_base.h), declared here
+ * with the types the calls pass: PMEMoid is two 64-bit words by value.
+ * Each wrapper tells the checker before the call what it must know of it
+ * first (a longjmp() of an abort may skip what follows the call).
+ */
+typedef struct {
+	uint64_t pool_uuid_lo, off;
+} obj_oid;
+
+#define OBJ_TX_STAGE_WORK 1	/* enum pobj_tx_stage's TX_STAGE_WORK */
+#define OBJ_PARAM_NONE 0	/* enum pobj_tx_param */
+#define OBJ_PARAM_MUTEX 1
+#define OBJ_PARAM_RWLOCK 2
+#define OBJ_PARAM_CB 3
+/* The values a pmemobj_tx_begin() passes on, at most (16 locks). */
+#define OBJ_BEGIN_ARGS 33
+
+int pmemobj_tx_begin(void *pop, void *env, ...);
+int pmemobj_tx_add_range(obj_oid oid, uint64_t off, size_t size);
+int pmemobj_tx_add_range_direct(const void *ptr, size_t size);
+int pmemobj_tx_xadd_range(obj_oid oid, uint64_t off, size_t size,
+			  uint64_t flags);
+int pmemobj_tx_xadd_range_direct(const void *ptr, size_t size, uint64_t flags);
+obj_oid pmemobj_tx_alloc(size_t size, uint64_t type_num);
+obj_oid pmemobj_tx_zalloc(size_t size, uint64_t type_num);
+obj_oid pmemobj_tx_xalloc(size_t size, uint64_t type_num, uint64_t flags);
+obj_oid pmemobj_tx_realloc(obj_oid oid, size_t size, uint64_t type_num);
+obj_oid pmemobj_tx_zrealloc(obj_oid oid, size_t size, uint64_t type_num);
+obj_oid pmemobj_tx_strdup(const char *s, uint64_t type_num);
+obj_oid pmemobj_tx_xstrdup(const char *s, uint64_t type_num, uint64_t flags);
+obj_oid pmemobj_tx_wcsdup(const wchar_t *s, uint64_t type_num);
+obj_oid pmemobj_tx_xwcsdup(const wchar_t *s, uint64_t type_num,
+			   uint64_t flags);
+int pmemobj_tx_free(obj_oid oid);
+int pmemobj_tx_xfree(obj_oid oid, uint64_t flags);
+int pmemobj_tx_lock(int type, void *lockp);
+int pmemobj_tx_xlock(int type, void *lockp, uint64_t flags);
+void pmemobj_tx_commit(void);
+void pmemobj_tx_abort(int errnum);
+void pmemobj_tx_process(void);
+int pmemobj_tx_end(void);
+
+/*
+ * libpmemobj's calls outside transactions that store to a pool (the
+ * atomic allocations, the root object, the atomic lists, reservations):
+ * made while another thread's transaction runs, their stores are
+ * libpmemobj's, not that transaction's. Pointers opaque, as above.
+ */
+#define OBJ_PLAIN(type, name, params, args, fail)                       \
+	type name params;                                               \
+	type name params                                                \
+	{                                                               \
+		static __typeof__(name) *real_##name;                   \
+		type ret;                                               \
+		if (!real_##name)                                       \
+			real_##name = (__typeof__(name) *)              \
+				dlsym(RTLD_NEXT, #name);                \
+		if (!real_##name) {                                     \
+			errno = ENOSYS;                                 \
+			return fail;                                    \
+		}                                                       \
+		obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, #name);          \
+		ret = real_##name args;                                 \
+		obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, #name);          \
+		return ret;                                             \
+	}
+#define OBJ_NULL ((obj_oid){ 0, 0 })
+typedef void *obj_ctor;		/* pmemobj_constr */
+
+OBJ_PLAIN(int, pmemobj_alloc, (void *pop, obj_oid *oidp, size_t size,
+	  uint64_t type_num, obj_ctor ctor, void *arg),
+	  (pop, oidp, size, type_num, ctor, arg), -1)
+OBJ_PLAIN(int, pmemobj_xalloc, (void *pop, obj_oid *oidp, size_t size,
+	  uint64_t type_num, uint64_t flags, obj_ctor ctor, void *arg),
+	  (pop, oidp, size, type_num, flags, ctor, arg), -1)
+OBJ_PLAIN(int, pmemobj_zalloc, (void *pop, obj_oid *oidp, size_t size,
+	  uint64_t type_num), (pop, oidp, size, type_num), -1)
+OBJ_PLAIN(int, pmemobj_realloc, (void *pop, obj_oid *oidp, size_t size,
+	  uint64_t type_num), (pop, oidp, size, type_num), -1)
+OBJ_PLAIN(int, pmemobj_zrealloc, (void *pop, obj_oid *oidp, size_t size,
+	  uint64_t type_num), (pop, oidp, size, type_num), -1)
+OBJ_PLAIN(int, pmemobj_strdup, (void *pop, obj_oid *oidp, const char *s,
+	  uint64_t type_num), (pop, oidp, s, type_num), -1)
+OBJ_PLAIN(int, pmemobj_wcsdup, (void *pop, obj_oid *oidp, const wchar_t *s,
+	  uint64_t type_num), (pop, oidp, s, type_num), -1)
+OBJ_PLAIN(obj_oid, pmemobj_root, (void *pop, size_t size), (pop, size),
+	  OBJ_NULL)
+OBJ_PLAIN(obj_oid, pmemobj_root_construct, (void *pop, size_t size,
+	  obj_ctor ctor, void *arg), (pop, size, ctor, arg), OBJ_NULL)
+OBJ_PLAIN(int, pmemobj_list_insert, (void *pop, size_t pe_offset, void *head,
+	  obj_oid dest, int before, obj_oid oid),
+	  (pop, pe_offset, head, dest, before, oid), -1)
+OBJ_PLAIN(obj_oid, pmemobj_list_insert_new, (void *pop, size_t pe_offset,
+	  void *head, obj_oid dest, int before, size_t size, uint64_t type_num,
+	  obj_ctor ctor, void *arg),
+	  (pop, pe_offset, head, dest, before, size, type_num, ctor, arg),
+	  OBJ_NULL)
+OBJ_PLAIN(int, pmemobj_list_remove, (void *pop, size_t pe_offset, void *head,
+	  obj_oid oid, int free), (pop, pe_offset, head, oid, free), -1)
+OBJ_PLAIN(int, pmemobj_list_move, (void *pop, size_t pe_old_offset,
+	  void *head_old, size_t pe_new_offset, void *head_new, obj_oid dest,
+	  int before, obj_oid oid),
+	  (pop, pe_old_offset, head_old, pe_new_offset, head_new, dest, before,
+	   oid), -1)
+OBJ_PLAIN(obj_oid, pmemobj_reserve, (void *pop, void *act, size_t size,
+	  uint64_t type_num), (pop, act, size, type_num), OBJ_NULL)
+OBJ_PLAIN(obj_oid, pmemobj_xreserve, (void *pop, void *act, size_t size,
+	  uint64_t type_num, uint64_t flags), (pop, act, size, type_num, flags),
+	  OBJ_NULL)
+OBJ_PLAIN(int, pmemobj_publish, (void *pop, void *actv, size_t actvcnt),
+	  (pop, actv, actvcnt), -1)
+
+void pmemobj_free(obj_oid *oidp);
+void pmemobj_free(obj_oid *oidp)
+{
+	static __typeof__(pmemobj_free) *real_pmemobj_free;
+
+	if (!real_pmemobj_free)
+		real_pmemobj_free = (__typeof__(pmemobj_free) *)
+			dlsym(RTLD_NEXT, "pmemobj_free");
+	if (!real_pmemobj_free)
+		return;
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_free");
+	real_pmemobj_free(oidp);
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_free");
+}
+
+/* libpmemobj's own, looked up when first needed (never interposed). */
+static void *obj_direct(obj_oid oid)
+{
+	static void *(*direct)(obj_oid);
+
+	if (!direct)
+		direct = (void *(*)(obj_oid))dlsym(RTLD_NEXT, "pmemobj_direct");
+	return direct && oid.off ? direct(oid) : NULL;
+}
+
+static int obj_stage(void)
+{
+	static int (*stage)(void);
+
+	if (!stage)
+		stage = (int (*)(void))dlsym(RTLD_NEXT, "pmemobj_tx_stage");
+	return stage ? stage() : 0;
+}
+
+static void obj_add(const void *p, size_t n, const char *name)
+{
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, name);
+	obj_tell(NTM_WATCH_OBJ_ADD, p, n, name);
+}
+
+/* After an allocation (in the call still): its usable bytes are added. */
+static obj_oid obj_allocated(obj_oid oid, const char *name)
+{
+	static size_t (*usable)(obj_oid);
+	void *p = obj_direct(oid);
+
+	if (!usable)
+		usable = (size_t (*)(obj_oid))dlsym(RTLD_NEXT,
+						    "pmemobj_alloc_usable_size");
+	if (p && usable)
+		obj_tell(NTM_WATCH_OBJ_ALLOCATED, p, usable(oid), name);
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, name);
+	return oid;
+}
+
+/*
+ * pmemobj_tx_begin()'s parameters are a list ended by TX_PARAM_NONE: read
+ * by their types, passed on as as many words (a word holds an int and a
+ * pointer alike in the calling conventions of x86-64 and AArch64; the
+ * callee reads no further than TX_PARAM_NONE).
+ */
+int pmemobj_tx_begin(void *pop, void *env, ...)
+{
+	uintptr_t a[OBJ_BEGIN_ARGS] = { 0 };
+	unsigned n = 0;
+	va_list ap;
+	int ret;
+	REAL(pmemobj_tx_begin);
+
+	va_start(ap, env);
+	while (n < OBJ_BEGIN_ARGS - 3) {
+		int type = va_arg(ap, int);
+
+		a[n++] = (uintptr_t)(unsigned)type;
+		if (type == OBJ_PARAM_MUTEX || type == OBJ_PARAM_RWLOCK) {
+			a[n++] = (uintptr_t)va_arg(ap, void *);
+		} else if (type == OBJ_PARAM_CB) {
+			a[n++] = (uintptr_t)va_arg(ap, void (*)(void));
+			a[n++] = (uintptr_t)va_arg(ap, void *);
+		} else {
+			break;	/* TX_PARAM_NONE, or one libpmemobj refuses */
+		}
+	}
+	va_end(ap);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_begin");
+	ret = real_pmemobj_tx_begin(pop, env, a[0], a[1], a[2], a[3], a[4],
+				    a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+				    a[12], a[13], a[14], a[15], a[16], a[17],
+				    a[18], a[19], a[20], a[21], a[22], a[23],
+				    a[24], a[25], a[26], a[27], a[28], a[29],
+				    a[30], a[31], a[32]);
+	obj_tell(NTM_WATCH_OBJ_BEGUN, pop, (size_t)ret, "pmemobj_tx_begin");
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_begin");
+	return ret;
+}
+
+#define OBJ_CALL(name, args, ...)                                       \
+	do {                                                            \
+		int ret;                                                \
+		REAL(name);                                             \
+		__VA_ARGS__;                                            \
+		ret = real_##name args;                                 \
+		obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, #name);          \
+		return ret;                                             \
+	} while (0)
+
+int pmemobj_tx_add_range(obj_oid oid, uint64_t off, size_t size)
+{
+	char *p = obj_direct(oid);
+
+	OBJ_CALL(pmemobj_tx_add_range, (oid, off, size),
+		 obj_add(p ? p + off : NULL, size, "pmemobj_tx_add_range"));
+}
+
+int pmemobj_tx_add_range_direct(const void *ptr, size_t size)
+{
+	OBJ_CALL(pmemobj_tx_add_range_direct, (ptr, size),
+		 obj_add(ptr, size, "pmemobj_tx_add_range_direct"));
+}
+
+int pmemobj_tx_xadd_range(obj_oid oid, uint64_t off, size_t size,
+			  uint64_t flags)
+{
+	char *p = obj_direct(oid);
+
+	OBJ_CALL(pmemobj_tx_xadd_range, (oid, off, size, flags),
+		 obj_add(p ? p + off : NULL, size, "pmemobj_tx_xadd_range"));
+}
+
+int pmemobj_tx_xadd_range_direct(const void *ptr, size_t size, uint64_t flags)
+{
+	OBJ_CALL(pmemobj_tx_xadd_range_direct, (ptr, size, flags),
+		 obj_add(ptr, size, "pmemobj_tx_xadd_range_direct"));
+}
+
+int pmemobj_tx_free(obj_oid oid)
+{
+	OBJ_CALL(pmemobj_tx_free, (oid),
+		 obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_free"));
+}
+
+int pmemobj_tx_xfree(obj_oid oid, uint64_t flags)
+{
+	OBJ_CALL(pmemobj_tx_xfree, (oid, flags),
+		 obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_xfree"));
+}
+
+int pmemobj_tx_lock(int type, void *lockp)
+{
+	OBJ_CALL(pmemobj_tx_lock, (type, lockp),
+		 obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_lock"));
+}
+
+int pmemobj_tx_xlock(int type, void *lockp, uint64_t flags)
+{
+	OBJ_CALL(pmemobj_tx_xlock, (type, lockp, flags),
+		 obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_xlock"));
+}
+
+#define OBJ_ALLOC(name, params, args)                                   \
+	obj_oid name params                                             \
+	{                                                               \
+		static __typeof__(name) *real_##name;                   \
+		if (!real_##name)                                       \
+			real_##name = (__typeof__(name) *)              \
+				dlsym(RTLD_NEXT, #name);                \
+		if (!real_##name) {                                     \
+			errno = ENOSYS;                                 \
+			return (obj_oid){ 0, 0 };                       \
+		}                                                       \
+		obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, #name);          \
+		return obj_allocated(real_##name args, #name);          \
+	}
+
+OBJ_ALLOC(pmemobj_tx_alloc, (size_t size, uint64_t type_num), (size, type_num))
+OBJ_ALLOC(pmemobj_tx_zalloc, (size_t size, uint64_t type_num), (size, type_num))
+OBJ_ALLOC(pmemobj_tx_xalloc, (size_t size, uint64_t type_num, uint64_t flags),
+	  (size, type_num, flags))
+OBJ_ALLOC(pmemobj_tx_realloc, (obj_oid oid, size_t size, uint64_t type_num),
+	  (oid, size, type_num))
+OBJ_ALLOC(pmemobj_tx_zrealloc, (obj_oid oid, size_t size, uint64_t type_num),
+	  (oid, size, type_num))
+OBJ_ALLOC(pmemobj_tx_strdup, (const char *s, uint64_t type_num), (s, type_num))
+OBJ_ALLOC(pmemobj_tx_xstrdup, (const char *s, uint64_t type_num, uint64_t flags),
+	  (s, type_num, flags))
+OBJ_ALLOC(pmemobj_tx_wcsdup, (const wchar_t *s, uint64_t type_num),
+	  (s, type_num))
+OBJ_ALLOC(pmemobj_tx_xwcsdup, (const wchar_t *s, uint64_t type_num,
+			       uint64_t flags), (s, type_num, flags))
+
+/* Resolved with REAL()'s lookup, for the functions returning nothing. */
+#define REAL_VOID(name)                                                 \
+	static __typeof__(name) *real_##name;                           \
+	if (!real_##name)                                               \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+	if (!real_##name)                                               \
+		return;
+
+static unsigned obj_program_flags(void)
+{
+	return NTM_WATCH_OBJ_FROM_PROGRAM |
+	       (obj_stage() == OBJ_TX_STAGE_WORK ? 0 : NTM_WATCH_OBJ_NOT_WORK);
+}
+
+void pmemobj_tx_commit(void)
+{
+	REAL_VOID(pmemobj_tx_commit);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, "pmemobj_tx_commit");
+	obj_tell(NTM_WATCH_OBJ_COMMIT, NULL, 0, "pmemobj_tx_commit");
+	real_pmemobj_tx_commit();
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_commit");
+}
+
+void pmemobj_tx_abort(int errnum)
+{
+	REAL_VOID(pmemobj_tx_abort);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, NTM_WATCH_OBJ_NOT_WORK,
+		 "pmemobj_tx_abort");
+	real_pmemobj_tx_abort(errnum);
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_abort");
+}
+
+void pmemobj_tx_process(void)
+{
+	REAL_VOID(pmemobj_tx_process);
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, obj_program_flags(),
+		 "pmemobj_tx_process");
+	real_pmemobj_tx_process();
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_process");
+}
+
+int pmemobj_tx_end(void)
+{
+	int ret;
+	REAL(pmemobj_tx_end);
+
+	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, obj_program_flags(),
+		 "pmemobj_tx_end");
+	ret = real_pmemobj_tx_end();
+	obj_tell(NTM_WATCH_OBJ_ENDED, NULL, (size_t)obj_stage(), "pmemobj_tx_end");
+	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_end");
+	return ret;
 }

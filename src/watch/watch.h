@@ -94,6 +94,29 @@ static inline void ntm_watch_synced(const void *p, size_t n)
  * a program run without the shim has no interposition (documented).
  */
 struct sigaction;
+
+/* What the shim tells the checker of libpmemobj's transaction calls. */
+enum ntm_watch_obj {
+	/* A call into libpmemobj (@name) starts: what the program stored
+	 * until now is its own; what is stored until the call returns is
+	 * libpmemobj's. @n: NTM_WATCH_OBJ_* flags. */
+	NTM_WATCH_OBJ_ENTER,
+	NTM_WATCH_OBJ_LEAVE,		/* ...and returns */
+	NTM_WATCH_OBJ_BEGUN,		/* pmemobj_tx_begin(@p) returned @n */
+	NTM_WATCH_OBJ_ADD,		/* [@p, @p + @n) is being added */
+	NTM_WATCH_OBJ_ALLOCATED,	/* [@p, @p + @n) was allocated */
+	NTM_WATCH_OBJ_COMMIT,		/* pmemobj_tx_commit() starts */
+	NTM_WATCH_OBJ_ENDED,		/* pmemobj_tx_end() returned; @n stage */
+};
+
+/* ENTER from the program itself (pmemobj_tx_process(), pmemobj_tx_end(),
+ * which libpmemobj never calls): a longjmp() of an abort may have skipped
+ * the LEAVEs of the calls it left. */
+#define NTM_WATCH_OBJ_FROM_PROGRAM 1u
+/* ENTER with the thread's transaction stage not TX_STAGE_WORK: aborted
+ * or committed, so its later stores are not the transaction's. */
+#define NTM_WATCH_OBJ_NOT_WORK 2u
+
 struct ntm_watch_ops {
 	/* Whether the checker keeps the program's action for @sig. */
 	bool (*keeps_signal)(int sig);
@@ -117,6 +140,9 @@ struct ntm_watch_ops {
 	 * at @lock (pmemobj_mutex_lock(), ...): its 64 bytes are run-time
 	 * state, rebuilt at each pmemobj_open(). */
 	void (*pmemobj_lock)(const void *lock);
+	/* A libpmemobj transaction call (enum ntm_watch_obj). */
+	void (*pmemobj_tx)(enum ntm_watch_obj what, const void *p, size_t n,
+			   const char *name);
 };
 
 #endif /* NTMEM_WATCH_H */

@@ -295,6 +295,21 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 	return WATCH_OBJ_TAKEN;
 }
 
+bool watch_obj_in_chunks(watch_obj_read_fn read, void *ctx, uint64_t off)
+{
+	struct pool p;
+	uint64_t zoff;
+	uint32_t nchunks;
+
+	if (!pool_of(read, ctx, &p) || off < p.heap_off + HEAP_HDR_SIZE ||
+	    off >= p.heap_off + p.heap_size ||
+	    !zone_of(read, ctx, &p, (off - p.heap_off - HEAP_HDR_SIZE) / ZONE_SIZE,
+		     &zoff, &nchunks))
+		return false;
+	return off >= zoff + ZONE_DATA_OFF &&
+	       off < zoff + ZONE_DATA_OFF + (uint64_t)nchunks * CHUNK_SIZE;
+}
+
 /* --- whose write-backs ------------------------------------------------- */
 
 /* Per code address: whether it is in libpmemobj ((pc << 2) | 2 | yes). */

@@ -47,6 +47,14 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 				       enum watch_obj_when when);
 
 /*
+ * Whether file offset @off of the mapping is in a zone's chunks, where
+ * objects live: not in the pool's header, descriptor, lanes (undo and
+ * redo logs), heap header or chunk headers, which only libpmemobj stores
+ * to. False when the mapping holds no format-6 pool.
+ */
+bool watch_obj_in_chunks(watch_obj_read_fn read, void *ctx, uint64_t off);
+
+/*
  * libpmemobj is using the lock (PMEMmutex, PMEMrwlock, PMEMcond) at
  * @lock: its 64 bytes are run-time state while its first 8 (the pool's
  * run id when it was last initialised) say it is live. Not thread-safe:

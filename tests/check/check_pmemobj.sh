@@ -14,12 +14,15 @@
 # run killed in a transaction is opened (recovery) under the checker: no
 # report either.
 #
-# A bug that needs the transaction checks (issue 20, item 5), which do
-# not exist yet, is a known gap: pmemobj_tx_short_add's (the range added
-# is smaller than the store, and the commit's flush of the added range
-# covers the whole cache line). Its row prints "# TODO" and is not failed
-# on; its twin must still be clean. pmemobj_tx_unadded's store, in a
-# cache line nothing of the transaction flushes, is found as it is.
+# A store in a transaction to pool memory that nothing of the
+# transaction added or allocated is reported as kind "tx-unadded", with
+# the frames of its pmemobj_tx_begin too, whether or not the commit
+# happens to flush its cache line (pmemobj_tx_short_add: the range added
+# is smaller than the store; pmemobj_tx_neighbour: an unadded field next
+# to a TX_ADD_FIELD one), and only once: not also as a durability bug
+# (pmemobj_tx_unadded, whose line nothing flushes). A range added twice in
+# a transaction is a performance note of kind "tx-add-twice"
+# (pmemobj_tx_add_twice).
 #
 # The checking library comes from NTMEM_CHECK_LIBDIR (set by meson).
 # Exit 0 pass, 1 fail, 77 skip (no libpmemobj programs, no python3).
@@ -56,8 +59,9 @@ fi
 # item whose checks the bug needs (a known gap: TODO, not a failure).
 corpus="
 pmemobj_root_store not-written-back,never-written-back -
-pmemobj_tx_unadded not-written-back,never-written-back -
-pmemobj_tx_short_add - item5
+pmemobj_tx_unadded tx-unadded -
+pmemobj_tx_short_add tx-unadded -
+pmemobj_tx_neighbour tx-unadded -
 pmemobj_plain_memcpy not-written-back,never-written-back -
 pmemobj_store_after_persist not-written-back,never-written-back -
 pmemobj_alloc_ctor not-written-back,never-written-back,stored-after-write-back -
@@ -150,6 +154,15 @@ the_bug() {
 	*) bad "$what: the first store's frames do not reach the program ($9)"
 		python3 -m json.tool "$tmp/$name.json" | sed 's/^/# /' ;;
 	esac
+	if [ "$2" = tx-unadded ]; then
+		shift 9
+		if [ "$1" = tx_begin=yes ]; then
+			ok "$what: the frames of its pmemobj_tx_begin reach the program"
+		else
+			bad "$what: the frames of its pmemobj_tx_begin do not reach the program ($1)"
+			python3 -m json.tool "$tmp/$name.json" | sed 's/^/# /'
+		fi
+	fi
 	if grep -q '^perf ' "$sum"; then
 		bad "$what: performance notes, expected none"
 		sed 's/^/# /' "$sum"
@@ -180,6 +193,22 @@ for line in $corpus; do
 	done
 done
 unset NTMEM_CHECK_EAGER
+
+# --- a range added twice: a performance note ------------------------------
+
+fresh_run pmemobj_tx_add_twice
+if passed "pmemobj_tx_add_twice"; then
+	if grep -q '^status 0 errors 0 bugs 0$' "$sum" &&
+		[ "$(grep -c '^perf ' "$sum")" -eq 1 ] &&
+		grep -q '^perf tx-add-twice 1 at=yes$' "$sum"; then
+		ok "pmemobj_tx_add_twice: one tx-add-twice note at the program's call, no bug"
+	else
+		bad "pmemobj_tx_add_twice: expected one tx-add-twice note (count 1, at the program) and no bug"
+		sed 's/^/# /' "$sum"
+	fi
+fi
+fresh_run pmemobj_tx_add_twice_fixed
+clean "pmemobj_tx_add_twice_fixed"
 
 # --- recovery after a killed run -------------------------------------------
 

@@ -3,13 +3,15 @@
 wrote, one line per fact, for the shell checks to compare:
 
   status EXIT_STATUS errors N bugs N
-  bug KIND WHEN OFFSET LENGTH FILE_NAME POINT at=yes|no first_store=yes|no
+  bug KIND WHEN OFFSET LENGTH FILE_NAME POINT at=yes|no first_store=yes|no \
+      tx_begin=yes|no|-
   perf KIND COUNT at=yes|no
   note MESSAGE
 
 FILE_NAME is the last component of "file" ("-" when null); at/first_store:
 whether a frame of "backtrace"/"first_store" (of a perf record: "site") is
-in PROGRAM (its file name).
+in PROGRAM (its file name); tx_begin: the same of "tx_begin" (a transaction
+bug's pmemobj_tx_begin), "-" when the record has none.
 Exits 1 (with the reason on stderr) if the report is not the object the
 contract describes.
 """
@@ -37,10 +39,11 @@ def main():
     for r in bugs:
         file = r.get('file')
         name = file.rsplit('/', 1)[-1] if file else '-'
-        print('bug %s %s %s %s %s %s at=%s first_store=%s' % (
+        txb = in_program(r['tx_begin'], prog) if 'tx_begin' in r else '-'
+        print('bug %s %s %s %s %s %s at=%s first_store=%s tx_begin=%s' % (
             r.get('kind'), r.get('when'), r.get('offset'), r.get('length'),
             name, r.get('point'), in_program(r.get('backtrace', []), prog),
-            in_program(r.get('first_store', []), prog)))
+            in_program(r.get('first_store', []), prog), txb))
     for r in doc['reports']:
         if r.get('type') == 'perf':
             print('perf %s %s at=%s' % (r.get('kind'), r.get('count'),
