@@ -247,6 +247,48 @@ static void writes_to(bool set)
 	}
 }
 
+/*
+ * On DAX (NTMEM_TEST_SCRATCH_DAX, a real kernel's DAX file system) a pool
+ * is mapped MAP_SYNC, and PMDK then takes it for pmem whatever
+ * PMEM_IS_PMEM_FORCE says (util_replica_set_is_pmem()): flush + drain,
+ * never msync(); for a single file and for a pool set alike.
+ */
+static void dax_pools_are_pmem(void **state)
+{
+	char ddir[256], path[300], part[300];
+	int ret = tu_scratch_dax_dir(ddir, sizeof(ddir), "ntmem-record-pmemblk-dax");
+
+	(void)state;
+	if (ret == 1)
+		skip();	/* no DAX file system named here */
+	assert_int_equal(ret, 0);
+	for (int set = 0; set <= 1; set++) {
+		struct pmemblk *pbp;
+
+		snprintf(path, sizeof(path), "%s/pool", ddir);
+		snprintf(part, sizeof(part), "%s/part0", ddir);
+		if (set) {
+			FILE *f = fopen(path, "w");
+
+			assert_non_null(f);
+			fprintf(f, "PMEMPOOLSET\n20M %s\n", part);
+			assert_int_equal(fclose(f), 0);
+		}
+		pbp = pmemblk_create(path, 512, set ? 0 : PMEMBLK_MIN_POOL, 0600);
+		if (!pbp)
+			fail_msg("pmemblk_create(%s): %s", path, pmemblk_errormsg());
+		if (!pbp->is_pmem)
+			fail_msg("%s on DAX with PMEM_IS_PMEM_FORCE=%s: not pmem",
+				 set ? "a pool set" : "a pool",
+				 getenv("PMEM_IS_PMEM_FORCE") ? getenv("PMEM_IS_PMEM_FORCE") : "(unset)");
+		pmemblk_close(pbp);
+		assert_int_equal(unlink(path), 0);
+		if (set)
+			assert_int_equal(unlink(part), 0);
+	}
+	assert_int_equal(rmdir(ddir), 0);
+}
+
 static void writes(void **state)
 {
 	(void)state;
@@ -265,6 +307,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(writes),
 		cmocka_unit_test(writes_set),
+		cmocka_unit_test(dax_pools_are_pmem),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -175,6 +175,20 @@ static int is_pmem_force(void)
 }
 
 /*
+ * PMDK's choice of persist for a pool (util_replica_set_is_pmem()): flush
+ * + drain when the pool is device dax or mapped with MAP_SYNC (@dax: a
+ * CPU-durable DAX namespace here; virtio-pmem's never is, where ntmem
+ * deliberately differs), whatever PMEM_IS_PMEM_FORCE says; else what
+ * pmem_is_pmem() answers: PMEM_IS_PMEM_FORCE when set, else @detected.
+ */
+static bool pool_is_pmem(bool dax, bool detected)
+{
+	int force = is_pmem_force();
+
+	return dax || (force >= 0 ? force == 1 : detected);
+}
+
+/*
  * Whether the character device @st is a device dax, by its sysfs class
  * (/sys/dev/char/MAJ:MIN/subsystem), as PMDK tells one.
  */
@@ -233,7 +247,7 @@ static void pool_free(struct pmemblk *pbp)
 static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 {
 	struct pmemblk *pbp = blk_malloc(sizeof(*pbp));
-	int force = is_pmem_force(), ret;
+	int ret;
 
 	if (!pbp) {
 		close(fd);
@@ -258,8 +272,10 @@ static struct pmemblk *pool_map(int fd, const char *path, bool rdonly)
 	}
 	pbp->base = ntm_ns_base(pbp->ns);
 	pbp->size = pool_pages(ntm_ns_size(pbp->ns));
-	/* PMDK's choice: flush + drain when pmem_is_pmem(), else msync. */
-	pbp->is_pmem = force >= 0 ? force == 1 : ntm_ns_cpu_durable(pbp->ns);
+	/* PMDK's choice: flush + drain on DAX or when pmem_is_pmem(), else msync. */
+	pbp->is_pmem = pool_is_pmem(ntm_ns_cpu_durable(pbp->ns) &&
+				    ntm_ns_kind(pbp->ns) != NTM_NS_EMULATED,
+				    ntm_ns_cpu_durable(pbp->ns));
 	return pbp;
 }
 
@@ -439,7 +455,7 @@ static struct pmemblk *set_create(const char *path, int fd, size_t bsize,
 	struct blk_set *set;
 	struct blk_desc *d;
 	uint64_t crtime = (uint64_t)time(NULL);
-	int force = is_pmem_force(), oerrno;
+	int oerrno;
 	unsigned n, i;
 
 	if (blk_set_parse(path, fd, &set)) {
@@ -451,8 +467,8 @@ static struct pmemblk *set_create(const char *path, int fd, size_t bsize,
 	pbp = blk_set_map(set, true, false, mode);
 	if (!pbp)
 		goto out;
-	if (force >= 0)
-		pbp->is_pmem = force == 1;
+	/* blk_set_map(): MAP_SYNC parts are pmem, whatever the variable says. */
+	pbp->is_pmem = pool_is_pmem(pbp->is_pmem, false);
 	/* As a single file: an existing part only while its header is zero. */
 	for (i = 0; i < n; i++) {
 		const unsigned char *hp = pbp->base;
@@ -551,7 +567,7 @@ static struct pmemblk *set_open(const char *path, int fd, bool rdonly)
 	struct blk_pool_hdr *hdrs = NULL;
 	struct pmemblk *pbp;
 	struct blk_set *set;
-	int force = is_pmem_force(), oerrno;
+	int oerrno;
 	unsigned n;
 
 	if (blk_set_parse(path, fd, &set)) {
@@ -563,8 +579,8 @@ static struct pmemblk *set_open(const char *path, int fd, bool rdonly)
 	pbp = blk_set_map(set, false, rdonly, 0);
 	if (!pbp)
 		goto out;
-	if (force >= 0)
-		pbp->is_pmem = force == 1;
+	/* blk_set_map(): MAP_SYNC parts are pmem, whatever the variable says. */
+	pbp->is_pmem = pool_is_pmem(pbp->is_pmem, false);
 	hdrs = malloc(n * sizeof(*hdrs));
 	if (!hdrs) {
 		blk_error(ENOMEM, "cannot allocate the part headers");
