@@ -53,8 +53,9 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # debhelper's meson build system (no fakeroot: Rules-Requires-Root: no).
 # make check-deb: lintian on the packages, mandoc to render the installed
 # pages, and libpmem-dev, libpmemblk-dev for PMDK's headers (a program
-# built against them runs on the drop-in package).
-deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev"
+# built against them runs on the drop-in package); libpmemobj-dev builds
+# ntmem-tools' libpmemobj workload of ntmem bench check.
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev"
 
 # make check-kernel (scripts/kernel-check.sh): qemu-system-x86 boots
 # linux-image-cloud-amd64 (installed into /boot and /lib/modules, read
