@@ -213,7 +213,8 @@ check-kernel-run: $(BUILD)/build.ninja
 # --full, tests/kernel/stage-full.sh): make check's tests as meson runs
 # them (its list, their arguments and environment), with /tmp, their
 # scratch directory, on a real kernel's DAX file systems, one check per
-# test: 63 checks in about 22 minutes under TCG with both cores busy.
+# test: 67 checks in about 40 minutes under TCG with both cores busy
+# (ntmem check's libpmemobj corpus takes 8 of them on each file system).
 # Its hard timeout is NTMEM_KERNEL_FULL_TIMEOUT (default 70 minutes,
 # about 3 times that); its results join the others' in
 # $(BUILD_KERNEL)/meson-logs/testlog.json.

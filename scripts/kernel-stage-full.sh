@@ -26,9 +26,9 @@
 # tests, whose images are in memory (their file namespaces go in /dev/shm
 # and /tmp, and on DAX /tmp the disk kinds skip), and the test programs
 # that work in memory and /dev/shm: run once, with /tmp on ext4 -o dax.
-# GROUP "each": the CLI suites and the test programs that make their
-# files in a scratch directory (/tmp or $NTMEM_TEST_SCRATCH): run on each
-# DAX file system. The record suite's other runs (record_copy
+# GROUP "each": the CLI suites, ntmem check's corpora (libpmem's and
+# libpmemobj's) and the test programs that make their files in a scratch
+# directory (/tmp or $NTMEM_TEST_SCRATCH): run on each DAX file system. The record suite's other runs (record_copy
 # and record_invalidate under each ISA and write-back ceiling, record_pmem
 # under each PMEM_* variable) check the CPU's copy paths, which no kernel
 # changes: make check runs them, the full stage does not.
@@ -40,12 +40,16 @@ record_pmemblk_force1 record_pmemblk_force0 record_pmem record_copy
 record_invalidate btt blk_btt memmap threads invalidate"
 FULL_EACH="cli cli_parse cli_faults cli_memmap cli_blk cli_domain cli_check
 ns blk blk_faults badblocks badblocks_sysfs embed mc persist_domain
-pmem_compat pmemblk_compat"
+pmem_compat pmemblk_compat check_corpus check_pmemobj"
 
 cp "$src/tests/kernel/stage-full.sh" "$root/stage-full.sh"
 chmod 755 "$root/stage-full.sh"
 mkdir -p "$root/ntmem-src/tests"
 cp "$src"/tests/*.sh "$root/ntmem-src/tests/"
+# ntmem check's corpus scripts (check_corpus, check_pmemobj) and their
+# report reader.
+mkdir -p "$root/ntmem-src/tests/check"
+cp "$src"/tests/check/*.sh "$src"/tests/check/*.py "$root/ntmem-src/tests/check/"
 
 # Each line of the generator's standard output is "elf REL" or "file REL":
 # a file of BUILD one of the commands names.
