@@ -22,6 +22,15 @@
  *     contents. Judged at the end only (unmap, exit): an object being
  *     allocated is in a chunk whose header is not yet "used" while its
  *     constructor runs;
+ *   - the contents of a run's free units, for the same reason: a chunk
+ *     libpmemobj used as scratch while it was free keeps that scratch
+ *     (the memory block descriptor of the free block it was part of,
+ *     22 bytes at the chunk's byte 72) when it becomes a run of a larger
+ *     class, in the units that the first allocation from it leaves free
+ *     (a root object over 2 KiB); a unit whose bit in the run's bitmap
+ *     is clear has no contents. Judged at the end only, as free chunks:
+ *     an object being allocated from a run has its bit set once its
+ *     constructor has run;
  *   - the persistent locks (PMEMmutex, PMEMrwlock, PMEMcond: 64 bytes in
  *     an object) libpmemobj was seen to use through its lock functions
  *     (the preload shim), while their first 8 bytes hold the pool's
@@ -75,7 +84,23 @@ enum chunk_type {
 	CHUNK_FOOTER = 1,
 	CHUNK_FREE = 2,
 	CHUNK_USED = 3,
+	CHUNK_RUN = 4,
 };
+
+/* A run: its header (block size, alignment) starts its first chunk, its
+ * bitmap follows (a set bit is a unit in use), then its units. */
+#define RUN_HDR_SIZE 16u
+#define RUN_HDR_VALUES (RUN_HDR_SIZE / 8u)
+#define RUN_BITS_PER_VALUE 64u
+enum chunk_flag {
+	CHUNK_FLAG_COMPACT_HEADER = 0x1,
+	CHUNK_FLAG_HEADER_NONE = 0x2,
+	CHUNK_FLAG_ALIGNED = 0x4,
+	CHUNK_FLAG_FLEX_BITMAP = 0x8,
+};
+/* The allocation header before an object: legacy, compact. */
+#define ALLOC_HDR_LEGACY 64u
+#define ALLOC_HDR_COMPACT 16u
 
 struct chunk_hdr {
 	uint16_t type;
@@ -204,22 +229,108 @@ static bool footers(watch_obj_read_fn read, void *ctx, uint64_t zoff,
 	return took;
 }
 
-/* Whether chunk @c of the zone belongs to a block whose header says free. */
-static bool chunk_free(watch_obj_read_fn read, void *ctx, uint64_t zoff,
-		       uint32_t nchunks, uint32_t c)
+/* The block chunk @c of the zone belongs to: its first chunk *@first,
+ * its header *@h. */
+static bool block_of(watch_obj_read_fn read, void *ctx, uint64_t zoff,
+		     uint32_t nchunks, uint32_t c, uint32_t *first,
+		     struct chunk_hdr *h)
 {
-	struct chunk_hdr h;
-
 	/* Headers are walked from the zone's first: a block's size says
 	 * where the next one starts. */
 	for (uint32_t i = 0; i < nchunks;) {
-		if (!chunk_hdr(read, ctx, zoff, i, &h) || !h.size_idx)
+		if (!chunk_hdr(read, ctx, zoff, i, h) || !h->size_idx)
 			return false;
-		if (c < i + h.size_idx)
-			return h.type == CHUNK_FREE;
-		i += h.size_idx;
+		if (c < i + h->size_idx) {
+			*first = i;
+			return true;
+		}
+		i += h->size_idx;
 	}
 	return false;
+}
+
+/* The units of a run (memblock_run_bitmap() of PMDK 1.12, flexible
+ * bitmaps only: the only kind format 6 makes). */
+struct run {
+	uint64_t bitmap;	/* file offset of its bitmap */
+	uint64_t data;		/* of its first unit */
+	uint64_t unit;		/* unit size */
+	uint64_t nunits;	/* units that can be allocated */
+};
+
+/* The run whose first chunk is at file offset @roff, its header @h; false
+ * if its layout is not one known (the line is then judged as any). */
+static bool run_of(watch_obj_read_fn read, void *ctx, uint64_t roff,
+		   uintptr_t base, const struct chunk_hdr *h, struct run *r)
+{
+	uint64_t rhdr[2], content, values, bsize, hsize, at;
+
+	if (!(h->flags & CHUNK_FLAG_FLEX_BITMAP) ||
+	    !read(ctx, roff, rhdr, sizeof(rhdr)) || !rhdr[0])
+		return false;
+	r->unit = rhdr[0];
+	content = (uint64_t)h->size_idx * CHUNK_SIZE - RUN_HDR_SIZE;
+	if (r->unit > content)
+		return false;
+	/* Enough values for every unit, padded so that the units start
+	 * on a cache line; then the units that fit beside them. */
+	values = (content / r->unit + RUN_BITS_PER_VALUE - 1) /
+		 RUN_BITS_PER_VALUE;
+	values = (values + RUN_HDR_VALUES + 7u) / 8u * 8u - RUN_HDR_VALUES;
+	bsize = values * 8u;
+	if (bsize >= content)
+		return false;
+	r->nunits = (content - bsize) / r->unit - (rhdr[1] ? 1u : 0u);
+	r->bitmap = roff + RUN_HDR_SIZE;
+	r->data = r->bitmap + bsize;
+	if (h->flags & CHUNK_FLAG_ALIGNED) {
+		/* The objects, after their headers, are aligned in memory. */
+		if (!rhdr[1] || (rhdr[1] & (rhdr[1] - 1)))
+			return false;
+		hsize = h->flags & CHUNK_FLAG_COMPACT_HEADER ? ALLOC_HDR_COMPACT
+			: h->flags & CHUNK_FLAG_HEADER_NONE ? 0 : ALLOC_HDR_LEGACY;
+		at = base + r->data + hsize;
+		r->data += ((at + rhdr[1] - 1) & ~(rhdr[1] - 1)) - at;
+	}
+	return true;
+}
+
+/*
+ * The bytes of the line in units of the run that its bitmap says are
+ * free (or that no allocation can have: past its last unit), and differ
+ * from @image: taken, or only told of when !@take_them.
+ */
+static bool free_units(watch_obj_read_fn read, void *ctx, const struct run *r,
+		       uint64_t end, uint64_t off, const uint8_t *now,
+		       uint8_t *image, uint8_t *wbdata, bool take_them)
+{
+	uint64_t lo = off > r->data ? off : r->data, hi = off + LINE;
+	bool took = false;
+
+	if (hi > end)
+		hi = end;
+	for (uint64_t u = lo >= hi ? 0 : (lo - r->data) / r->unit;
+	     lo < hi; u++) {
+		uint64_t ustart = r->data + u * r->unit, uend = ustart + r->unit;
+		uint64_t value;
+
+		if (uend > hi)
+			uend = hi;
+		if (u < r->nunits &&
+		    (!read(ctx, r->bitmap + u / RUN_BITS_PER_VALUE * 8u, &value,
+			   sizeof(value)) ||
+		     (value >> (u % RUN_BITS_PER_VALUE) & 1u))) {
+			lo = uend;
+			continue;	/* in use, or unknown */
+		}
+		if (memcmp(now + (lo - off), image + (lo - off), uend - lo)) {
+			if (take_them)
+				take(off, lo, uend, now, image, wbdata);
+			took = true;
+		}
+		lo = uend;
+	}
+	return took;
 }
 
 /* The live locks libpmemobj used that overlap the line. */
@@ -251,8 +362,10 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 				       enum watch_obj_when when)
 {
 	struct pool p;
-	uint64_t z, zoff, data;
-	uint32_t nchunks;
+	uint64_t z, zoff, data, boff;
+	uint32_t nchunks, first;
+	struct chunk_hdr h;
+	struct run run;
 
 	if (off < DSC_END) {
 		if (!pool_hdr(read, ctx))
@@ -286,8 +399,21 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 		return footers(read, ctx, zoff, nchunks, off, now, image, wbdata)
 			? WATCH_OBJ_TAKEN : WATCH_OBJ_NONE;
 	if ((off - data) / CHUNK_SIZE >= nchunks ||
-	    !chunk_free(read, ctx, zoff, nchunks,
-			(uint32_t)((off - data) / CHUNK_SIZE)))
+	    !block_of(read, ctx, zoff, nchunks,
+		      (uint32_t)((off - data) / CHUNK_SIZE), &first, &h))
+		return WATCH_OBJ_NONE;
+	boff = data + (uint64_t)first * CHUNK_SIZE;
+	if (h.type == CHUNK_RUN) {
+		if (first + h.size_idx > nchunks ||
+		    !run_of(read, ctx, boff, addr - off, &h, &run) ||
+		    !free_units(read, ctx, &run, boff + h.size_idx * CHUNK_SIZE,
+				off, now, image, wbdata,
+				when == WATCH_OBJ_END))
+			return WATCH_OBJ_NONE;
+		return when == WATCH_OBJ_POINT ? WATCH_OBJ_LATER
+					       : WATCH_OBJ_TAKEN;
+	}
+	if (h.type != CHUNK_FREE)
 		return WATCH_OBJ_NONE;
 	if (when == WATCH_OBJ_POINT)
 		return WATCH_OBJ_LATER;

@@ -47,14 +47,7 @@ bugs_or_pass() {
 	if [ "$got" -eq 0 ]; then
 		ok "$1: exit 0, no bug reported"
 	elif [ "$got" -eq 1 ] && grep -q "reported bugs in a correct program" "$err"; then
-		# A known false report, not yet fixed: libpmemobj's own
-		# stores when pmemobj_root() constructs a root object over
-		# 2 KiB (this program's is 8.4 KiB). Any other is a failure.
-		if ! grep -F '"type":"bug"' "$err" | grep -vq 'pmemobj_root_construct'; then
-			echo "not ok - $1: the checker reported libpmemobj's root construction # TODO false report on a root object over 2 KiB"
-		else
-			bad "$1: the checker reported bugs in a correct libpmemobj program"
-		fi
+		bad "$1: the checker reported bugs in a correct libpmemobj program"
 		grep -F '"type":"bug"' "$err" | head -3 | cut -c1-300 | sed 's/^/# /'
 	else
 		bad "$1: exit $got"

@@ -411,12 +411,6 @@ checker_pmemobj() {
 		run env -u PMEM_IS_PMEM_FORCE NTMEM_CHECK_LIBDIR="$watch" "$NTMEM" bench check \
 			--workload $wl --runs 1 --ops 200 --dir "$MNT/bench" --csv
 		st=$?
-		# A known false report (tests/check/check_bench_check.sh):
-		# libpmemobj's stores constructing a root object over 2 KiB.
-		if [ "$st" -eq 1 ] && grep -q "reported bugs in a correct program" "$err" &&
-			! grep -F '"type":"bug"' "$err" | grep -vq pmemobj_root_construct; then
-			todo "false report on libpmemobj's construction of a root object over 2 KiB"
-		fi
 		[ "$st" -eq 0 ] && grep -q "^# dir: $MNT/bench, DAX (MAP_SYNC), PMEM_IS_PMEM_FORCE unset" "$out" &&
 			grep -q "^$wl,plain," "$out" && grep -q "^$wl,checked,.*,0\$" "$out"
 		result $? "$1: ntmem bench check --workload $wl on DAX: plain and checked, no bug"
