@@ -78,7 +78,11 @@ extern "C" {
  * Ordinary (cached) stores of a whole range, as the library makes them on a
  * destination: memcpy()/memset() and the recorder's NTM_REC() together, so
  * no ordinary store to a destination escapes the recorder (ntmem/hook.h).
- * Library primitives; they are here because the arch headers are.
+ *
+ * Not API: the library's own primitives, here only because the arch
+ * headers that use them are installed. They may change or go in any
+ * release, and no man page describes them; a program copies with
+ * ntm_memcpy_flush() and ntm_memcpy_nt() (ntm_memcpy_nt(3)).
  */
 static inline __attribute__((always_inline)) void
 ntm_store_copy(void *d, const void *s, size_t n)
