@@ -200,7 +200,8 @@ check-kernel: check-kernel-deps
 
 check-kernel-deps:
 	scripts/install-deps.sh check
-	@scripts/install-deps.sh kernel || \
+	@NTMEM_MCE_KERNEL_DIR=$${NTMEM_MCE_KERNEL_DIR:-$(BUILD_KERNEL)/generic-kernel} \
+		scripts/install-deps.sh kernel || \
 		echo "check-kernel: the kernel packages could not be installed"
 
 check-kernel-run: $(BUILD)/build.ninja
@@ -218,10 +219,7 @@ check-kernel-run: $(BUILD)/build.ninja
 # Its hard timeout is NTMEM_KERNEL_FULL_TIMEOUT (default 70 minutes,
 # about 3 times that); its results join the others' in
 # $(BUILD_KERNEL)/meson-logs/testlog.json.
-check-kernel-full: $(BUILD)/build.ninja
-	scripts/install-deps.sh check
-	@scripts/install-deps.sh kernel || \
-		echo "check-kernel-full: the kernel packages could not be installed"
+check-kernel-full: check-kernel-deps $(BUILD)/build.ninja
 	$(call tests_option,$(BUILD),enabled)
 	ninja -C $(BUILD)
 	@scripts/kernel-check.sh --full --build $(BUILD) --work $(BUILD_KERNEL); \

@@ -75,7 +75,9 @@ kernel_pkgs="qemu-system-x86 linux-image-cloud-amd64 ndctl e2fsprogs xfsprogs bu
 # second kernel for kernel-check.sh to choose from. Nothing when a kernel
 # is already unpacked there; a failure is only a note (the boot is then
 # skipped, naming why).
-mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-/var/cache/ntmem/kernel}
+# The Makefile names it (its work directory for check-kernel); run by
+# hand, the default build's.
+mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-$(cd "$(dirname "$0")/.." && pwd -P)/build/kernel/generic-kernel}
 mce_kernel() {
 	for k in "$mce_kernel_dir"/boot/vmlinuz-*; do
 		[ -f "$mce_kernel_dir/lib/modules/${k##*/vmlinuz-}/modules.dep" ] && return 0

@@ -315,7 +315,9 @@ unset boot_initrd
 # is a memory error with a usable address (mce_is_memory_error(),
 # mce_usable_address()), and TCG's max CPU is AuthenticAMD by default.
 # Without that kernel the boot is one skipped entry, naming why.
-mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-/var/cache/ntmem/kernel}
+# Where make check-kernel-deps unpacks it: the work directory's, unless
+# NTMEM_MCE_KERNEL_DIR names another (kept across clean builds, say).
+mce_kernel_dir=${NTMEM_MCE_KERNEL_DIR:-$work/generic-kernel}
 
 # The error, as QEMU's mce command takes it (CPU 0, bank 1: Linux leaves
 # bank 0 of an old Intel family-6 CPU, which TCG's max is, alone):

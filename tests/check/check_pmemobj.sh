@@ -173,6 +173,19 @@ the_bug() {
 	fi
 }
 
+# eager_mode 0|1: NTMEM_CHECK_EAGER off or on for the next runs, and $how
+# the words their rows add.
+eager_mode() {
+	if [ "$1" = 1 ]; then
+		NTMEM_CHECK_EAGER=1
+		export NTMEM_CHECK_EAGER
+		how=" (eager)"
+	else
+		unset NTMEM_CHECK_EAGER
+		how=
+	fi
+}
+
 oldifs=$IFS
 IFS='
 '
@@ -182,14 +195,7 @@ for line in $corpus; do
 	set -- $line
 	prog=$1 kinds=$2 gap=$3
 	for eager in 0 1; do
-		if [ "$eager" = 1 ]; then
-			NTMEM_CHECK_EAGER=1
-			export NTMEM_CHECK_EAGER
-			how=" (eager)"
-		else
-			unset NTMEM_CHECK_EAGER
-			how=
-		fi
+		eager_mode "$eager"
 		fresh_run "$prog"
 		the_bug "$prog$how" "$kinds" "$gap"
 		fresh_run "${prog}_fixed"
@@ -203,14 +209,7 @@ unset NTMEM_CHECK_EAGER
 clean_progs="pmemobj_big_root"
 for prog in $clean_progs; do
 	for eager in 0 1; do
-		if [ "$eager" = 1 ]; then
-			NTMEM_CHECK_EAGER=1
-			export NTMEM_CHECK_EAGER
-			how=" (eager)"
-		else
-			unset NTMEM_CHECK_EAGER
-			how=
-		fi
+		eager_mode "$eager"
 		fresh_run "$prog"
 		clean "$prog$how"
 	done
