@@ -439,7 +439,8 @@ static const char *const bug_whens[] = {
 	"point", "unmap", "exit", "transaction", NULL,
 };
 static const char *const perf_kinds[] = {
-	"unchanged-write-back", "repeated-write-back", "tx-add-twice", NULL,
+	"unchanged-write-back", "repeated-write-back", "tx-add-twice",
+	"tx-flush-repeat", NULL,
 };
 static const char *const end_hows[] = { "exit", "_exit", "signal", NULL };
 
@@ -796,6 +797,9 @@ static const char *perf_words(const char *kind)
 {
 	if (!strcmp(kind, "tx-add-twice"))
 		return "ranges added to a transaction that already held them";
+	if (!strcmp(kind, "tx-flush-repeat"))
+		return "write-backs in a transaction of ranges it added, which "
+		       "its commit writes back again";
 	return !strcmp(kind, "unchanged-write-back")
 		? "write-backs of lines that had not changed"
 		: "repeated write-backs of a line with no store between";

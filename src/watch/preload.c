@@ -29,7 +29,9 @@
  *     pmemobj_tx_*add_range*() and *alloc() families, commit, process,
  *     end, ...): the checker learns what each transaction added and
  *     allocated, and which stores are the program's (made between calls
- *     into libpmemobj) and which libpmemobj's (made inside them).
+ *     into libpmemobj) and which libpmemobj's (made inside them);
+ *   libpmemobj's persistence functions (pmemobj_persist(), ...): the
+ *     write-backs made under them are the program's to answer for.
  *
  * It has no version script on purpose: only an unversioned definition
  * stands in front of glibc's versioned symbols. It does not load the
@@ -344,6 +346,7 @@ typedef struct {
 } obj_oid;
 
 #define OBJ_TX_STAGE_WORK 1	/* enum pobj_tx_stage's TX_STAGE_WORK */
+#define OBJ_XADD_NO_FLUSH (1ull << 1)	/* POBJ_XADD_NO_FLUSH */
 #define OBJ_PARAM_NONE 0	/* enum pobj_tx_param */
 #define OBJ_PARAM_MUTEX 1
 #define OBJ_PARAM_RWLOCK 2
@@ -480,10 +483,11 @@ static int obj_stage(void)
 	return stage ? stage() : 0;
 }
 
-static void obj_add(const void *p, size_t n, const char *name)
+static void obj_add(const void *p, size_t n, uint64_t flags, const char *name)
 {
 	obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, name);
-	obj_tell(NTM_WATCH_OBJ_ADD, p, n, name);
+	obj_tell(flags & OBJ_XADD_NO_FLUSH ? NTM_WATCH_OBJ_ADD_NO_FLUSH
+					   : NTM_WATCH_OBJ_ADD, p, n, name);
 }
 
 /* After an allocation (in the call still): its usable bytes are added. */
@@ -557,13 +561,13 @@ int pmemobj_tx_add_range(obj_oid oid, uint64_t off, size_t size)
 	char *p = obj_direct(oid);
 
 	OBJ_CALL(pmemobj_tx_add_range, (oid, off, size),
-		 obj_add(p ? p + off : NULL, size, "pmemobj_tx_add_range"));
+		 obj_add(p ? p + off : NULL, size, 0, "pmemobj_tx_add_range"));
 }
 
 int pmemobj_tx_add_range_direct(const void *ptr, size_t size)
 {
 	OBJ_CALL(pmemobj_tx_add_range_direct, (ptr, size),
-		 obj_add(ptr, size, "pmemobj_tx_add_range_direct"));
+		 obj_add(ptr, size, 0, "pmemobj_tx_add_range_direct"));
 }
 
 int pmemobj_tx_xadd_range(obj_oid oid, uint64_t off, size_t size,
@@ -572,13 +576,14 @@ int pmemobj_tx_xadd_range(obj_oid oid, uint64_t off, size_t size,
 	char *p = obj_direct(oid);
 
 	OBJ_CALL(pmemobj_tx_xadd_range, (oid, off, size, flags),
-		 obj_add(p ? p + off : NULL, size, "pmemobj_tx_xadd_range"));
+		 obj_add(p ? p + off : NULL, size, flags,
+			 "pmemobj_tx_xadd_range"));
 }
 
 int pmemobj_tx_xadd_range_direct(const void *ptr, size_t size, uint64_t flags)
 {
 	OBJ_CALL(pmemobj_tx_xadd_range_direct, (ptr, size, flags),
-		 obj_add(ptr, size, "pmemobj_tx_xadd_range_direct"));
+		 obj_add(ptr, size, flags, "pmemobj_tx_xadd_range_direct"));
 }
 
 int pmemobj_tx_free(obj_oid oid)
@@ -689,3 +694,60 @@ int pmemobj_tx_end(void)
 	obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, "pmemobj_tx_end");
 	return ret;
 }
+
+/*
+ * libpmemobj's persistence functions (pmemobj_persist(), ...): the program
+ * asks for the write-backs and fences made under them, which are then its
+ * own, performance notes and all. libpmemobj's own write-backs are made
+ * under its other calls; pmemobj_persist() reaches libpmem by a tail call,
+ * so no frame of a backtrace names it. Not calls into libpmemobj's
+ * transactions: what is stored under pmemobj_memcpy_persist() in a
+ * transaction is still the program's store.
+ */
+#define OBJ_ASKED(type, name, params, args, fail)                       \
+	type name params;                                               \
+	type name params                                                \
+	{                                                               \
+		static __typeof__(name) *real_##name;                   \
+		type ret;                                               \
+		if (!real_##name)                                       \
+			real_##name = (__typeof__(name) *)              \
+				dlsym(RTLD_NEXT, #name);                \
+		if (!real_##name) {                                     \
+			errno = ENOSYS;                                 \
+			return fail;                                    \
+		}                                                       \
+		obj_tell(NTM_WATCH_OBJ_ASK, NULL, 0, #name);            \
+		ret = real_##name args;                                 \
+		obj_tell(NTM_WATCH_OBJ_ASKED, NULL, 0, #name);          \
+		return ret;                                             \
+	}
+#define OBJ_ASKED_VOID(name, params, args)                              \
+	void name params;                                               \
+	void name params                                                \
+	{                                                               \
+		REAL_VOID(name);                                        \
+		obj_tell(NTM_WATCH_OBJ_ASK, NULL, 0, #name);            \
+		real_##name args;                                       \
+		obj_tell(NTM_WATCH_OBJ_ASKED, NULL, 0, #name);          \
+	}
+
+OBJ_ASKED_VOID(pmemobj_persist, (void *pop, const void *addr, size_t len),
+	       (pop, addr, len))
+OBJ_ASKED_VOID(pmemobj_flush, (void *pop, const void *addr, size_t len),
+	       (pop, addr, len))
+OBJ_ASKED_VOID(pmemobj_drain, (void *pop), (pop))
+OBJ_ASKED(int, pmemobj_xpersist, (void *pop, const void *addr, size_t len,
+	  unsigned flags), (pop, addr, len, flags), -1)
+OBJ_ASKED(int, pmemobj_xflush, (void *pop, const void *addr, size_t len,
+	  unsigned flags), (pop, addr, len, flags), -1)
+OBJ_ASKED(void *, pmemobj_memcpy_persist, (void *pop, void *dest,
+	  const void *src, size_t len), (pop, dest, src, len), NULL)
+OBJ_ASKED(void *, pmemobj_memset_persist, (void *pop, void *dest, int c,
+	  size_t len), (pop, dest, c, len), NULL)
+OBJ_ASKED(void *, pmemobj_memcpy, (void *pop, void *dest, const void *src,
+	  size_t len, unsigned flags), (pop, dest, src, len, flags), NULL)
+OBJ_ASKED(void *, pmemobj_memmove, (void *pop, void *dest, const void *src,
+	  size_t len, unsigned flags), (pop, dest, src, len, flags), NULL)
+OBJ_ASKED(void *, pmemobj_memset, (void *pop, void *dest, int c, size_t len,
+	  unsigned flags), (pop, dest, c, len, flags), NULL)

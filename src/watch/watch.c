@@ -114,6 +114,9 @@ struct wpage {
 	struct wrange *range;
 	uint32_t thread;	/* the thread that last made it writable */
 	bool writable;		/* not write-protected: stores go unseen */
+	bool meta;		/* all libpmemobj's metadata (its lanes...) */
+	bool warm;		/* meta, kept writable after it was durable */
+	uint8_t idle;		/* warm: fences since it last changed */
 	uint8_t list;		/* enum page_list */
 	int nframes;
 	void *frames[MAX_FRAMES];	/* the first store */
@@ -156,12 +159,15 @@ struct point {
 };
 
 /* The kinds of performance notes (perf_report() names them). */
-enum perf_kind { PERF_UNCHANGED, PERF_REPEATED, PERF_TX_ADD_TWICE };
+enum perf_kind {
+	PERF_UNCHANGED, PERF_REPEATED, PERF_TX_ADD_TWICE, PERF_TX_FLUSH_REPEAT
+};
 
 struct perf {
 	int kind;		/* enum perf_kind */
 	const void *site;	/* the first frame outside the library */
 	const void *entry;	/* its call into libpmemobj, or NULL */
+	bool own;		/* libpmemobj's own doing (obj_own_call()) */
 	int nframes;
 	void *frames[MAX_FRAMES];
 	uint64_t count;
@@ -189,6 +195,14 @@ static uint32_t next_thread = 1;
 static __thread uint32_t self __attribute__((tls_model("initial-exec")));
 /* Inside the checker: a fault here is a real one, events are ours. */
 static __thread int inside __attribute__((tls_model("initial-exec")));
+/* Fences of this thread: a run of noted write-backs ends at one. */
+static __thread uint64_t my_fences __attribute__((tls_model("initial-exec")));
+/* Calls into libpmemobj this thread is in (the shim's wrappers), and
+ * calls of its persistence functions (pmemobj_persist(), ...). */
+static __thread unsigned obj_depth __attribute__((tls_model("initial-exec")));
+static __thread unsigned obj_asked __attribute__((tls_model("initial-exec")));
+/* The preload shim registered: it tells of the calls above. */
+static bool shim_present;
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static int (*real_mprotect)(void *, size_t, int);
@@ -362,6 +376,8 @@ static void list_move(struct wpage *wp, enum page_list to)
 	wp->list = (uint8_t)to;
 }
 
+static bool page_is_meta(struct wrange *r, uintptr_t a);
+
 /*
  * Page @a of @r, write-protected, is being stored to: keep its image (a
  * resting page has one already), make it writable, make it active. Lock
@@ -384,6 +400,8 @@ static int page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 		wp->addr = a;
 		wp->range = r;
 		wp->list = LIST_NONE;
+		wp->meta = page_is_meta(r, a);
+		wp->warm = false;
 		wp->nframes = nframes;
 		memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);
 	}
@@ -408,6 +426,7 @@ static void page_protect(struct wpage *wp)
 		real_mprotect((void *)wp->addr, PAGE,
 			      watched_prot(prog_prot(wp->range, wp->addr), false));
 	wp->writable = false;
+	wp->warm = false;
 }
 
 /*
@@ -490,6 +509,21 @@ static uint32_t point_new(const char *name, void *const *frames, int n)
 	return npoints++;
 }
 
+/*
+ * Whether what the calling thread writes back and fences under the call
+ * into libpmemobj @entry (the outermost libpmemobj frame of its backtrace;
+ * NULL: none) is libpmemobj's own doing, not asked for by the program. The
+ * shim tells when the program called one of libpmemobj's persistence
+ * functions; without it the entry's name tells, where no tail call hid
+ * it.
+ */
+static bool obj_own_call(const void *entry)
+{
+	if (!entry)
+		return false;
+	return shim_present ? !obj_asked : watch_obj_entry_own(entry);
+}
+
 /* A point created only when a page has lines left pending. */
 struct lazy_point {
 	uint32_t id;
@@ -511,7 +545,7 @@ static uint32_t lazy_id(struct lazy_point *lp)
 		while (i < lp->n && watch_frame_ours(lp->frames[i]))
 			i++;
 		entry = watch_obj_entry(lp->frames + i, lp->n - i);
-		lp->pmemobj = entry && watch_obj_entry_own(entry);
+		lp->pmemobj = obj_own_call(entry);
 	}
 	return lp->id;
 }
@@ -691,6 +725,17 @@ static enum watch_obj_own pmemobj_own(struct wpage *wp, const uint8_t *now,
 				   wp->wbdata + l * LINE, when);
 }
 
+/*
+ * Page @a of @r holds only libpmemobj's metadata: its lanes (the undo and
+ * redo logs every transaction writes and persists several times), the
+ * pool's header and descriptor, heap, zone and chunk headers. Lock held.
+ */
+static bool page_is_meta(struct wrange *r, uintptr_t a)
+{
+	return r->off == 0 && r->path &&
+	       watch_obj_metadata(range_read, r, a - r->start, PAGE);
+}
+
 /* Whether line @l of a page whose contents are @now is as in @copy. */
 static bool line_is(const uint8_t *now, unsigned l, const uint8_t *copy)
 {
@@ -708,11 +753,20 @@ static bool line_is(const uint8_t *now, unsigned l, const uint8_t *copy)
  * again. Lock held.
  */
 static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
-			struct bad_list *eagerly)
+			struct bad_list *eagerly, bool *unchanged)
 {
 	const uint8_t *now = page_now(wp);
 	bool clean = true;
+	/* A warm page's stores were not seen: any thread may have made
+	 * them, and any thread's fence settles them. */
+	bool mine = wp->thread == me || wp->warm;
 
+	*unchanged = !memcmp(now, wp->image, PAGE);
+	if (*unchanged) {
+		wp->wb = 0;	/* as the loop below would find, line by line */
+		wp->pending = 0;
+		return true;
+	}
 	for (unsigned l = 0; l < LINES; l++) {
 		uint64_t bit = 1ull << l;
 		enum watch_obj_own own = WATCH_OBJ_NONE;
@@ -740,13 +794,13 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			/* What was written back is durable; the change is not. */
 			memcpy(wp->image + l * LINE, wp->wbdata + l * LINE, LINE);
 			kind = BUG_STORED_AFTER_WB;
-		} else if (wp->thread == me && cpu_cache) {
+		} else if (mine && cpu_cache) {
 			/* The cache is persistent: the fence is all it takes. */
 			memcpy(wp->image + l * LINE,
 			       now + l * LINE, LINE);
 			wp->pending &= ~bit;
 			continue;
-		} else if (wp->thread == me) {
+		} else if (mine) {
 			kind = BUG_NOT_WRITTEN_BACK;
 		} else {
 			clean = false;	/* the storing thread's fence decides */
@@ -763,9 +817,10 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 		 * a fence libpmemobj makes for its own logs passes (in a
 		 * transaction, say): the program's stores are made durable
 		 * by its own points (a commit, pmemobj_persist()) or the end
-		 * judges them.
+		 * judges them. Nor one of a warm page: the thread that
+		 * stored to it may not have fenced yet.
 		 */
-		if (own == WATCH_OBJ_LATER || lp->pmemobj)
+		if (own == WATCH_OBJ_LATER || lp->pmemobj || wp->warm)
 			wp->deferred |= bit;
 		else
 			wp->deferred &= ~bit;
@@ -801,6 +856,34 @@ static void page_judge(struct wpage *wp, struct bad_list *bl)
 	}
 }
 
+/*
+ * A page of libpmemobj's metadata that is all durable stays writable
+ * ("warm") while it keeps changing: libpmemobj stores to a lane and
+ * persists it several times in every transaction, and protecting it at
+ * each of those fences costs two mprotect() calls and a fault per fence.
+ * Its stores then go unseen, which the judgement does not need (it
+ * compares contents at every fence); what is lost is the frames of each
+ * store, and these would name libpmemobj: the program stores nothing
+ * there. It is protected again after WARM_FENCES fences that found it
+ * unchanged, so that a pool's pages libpmemobj is done with (those
+ * pmemobj_create() wrote) do not cost every later fence a comparison.
+ * Lock held.
+ */
+#define WARM_FENCES 8
+
+static bool keep_warm(struct wpage *wp, bool unchanged)
+{
+	if (!wp->meta || !wp->writable)
+		return false;
+	if (!wp->warm) {
+		wp->warm = true;
+		wp->idle = 0;
+		return true;
+	}
+	wp->idle = unchanged ? (uint8_t)(wp->idle + 1) : 0;
+	return wp->idle < WARM_FENCES;
+}
+
 static void fence(void)
 {
 	uint32_t me = thread_number();
@@ -808,11 +891,15 @@ static void fence(void)
 	struct bad_list now = { 0 };
 	struct wpage *wp, *next;
 
+	my_fences++;
 	lock();
 	for (wp = lists[LIST_ACTIVE]; wp; wp = next) {
+		bool unchanged;
+
 		next = wp->next;
-		if (page_settle(wp, me, &lp, &now)) {
-			page_clean(wp);
+		if (page_settle(wp, me, &lp, &now, &unchanged)) {
+			if (!keep_warm(wp, unchanged))
+				page_clean(wp);
 		} else if (wp->thread == me && !wp->wb) {
 			/*
 			 * Only pending lines left, and this thread made it
@@ -831,35 +918,64 @@ static void fence(void)
 
 /* --- write-backs and performance notes ------------------------------------ */
 
-static void perf_count(int kind)
+/*
+ * The calling thread's last noted write-back: the write-backs of one call
+ * (a pmem_persist() of a range flushes it line by line) come in a run of
+ * consecutive lines with no fence between, and are counted at the site
+ * the run's first one found, without a backtrace each: pmemobj_create()
+ * writes back megabytes of unchanged lanes.
+ */
+static __thread struct perf_run {
+	uintptr_t next;		/* where the run's next line starts */
+	uint64_t fences;	/* my_fences when it started */
+	unsigned slot;		/* in perf[]; nperf or more: none */
+	int kind;
+} perf_run __attribute__((tls_model("initial-exec")));
+
+/* A performance event of @kind at a write-back of [lo, hi). */
+static void perf_count(int kind, uintptr_t lo, uintptr_t hi)
 {
 	void *frames[MAX_FRAMES];
-	int n = capture(frames);
+	int n;
 	const void *site = NULL, *entry = NULL;
+	struct perf_run *run = &perf_run;
+	unsigned i;
 
-	for (int i = 0; i < n && !site; i++)
-		if (!watch_frame_ours(frames[i])) {
-			site = frames[i];
-			entry = watch_obj_entry(frames + i, n - i);
+	lock();
+	if (run->next == lo && lo && run->kind == kind &&
+	    run->fences == my_fences && run->slot < nperf &&
+	    perf[run->slot].kind == kind) {
+		perf[run->slot].count++;
+		run->next = hi;
+		unlock();
+		return;
+	}
+	unlock();
+	n = capture(frames);
+	for (int f = 0; f < n && !site; f++)
+		if (!watch_frame_ours(frames[f])) {
+			site = frames[f];
+			entry = watch_obj_entry(frames + f, n - f);
 		}
 	lock();
-	for (unsigned i = 0; i < nperf; i++) {
+	for (i = 0; i < nperf; i++)
 		if (perf[i].kind == kind && perf[i].site == site &&
-		    perf[i].entry == entry) {
-			perf[i].count++;
-			unlock();
-			return;
-		}
-	}
-	if (nperf < MAX_PERF) {
+		    perf[i].entry == entry)
+			break;
+	if (i < nperf) {
+		perf[i].count++;
+	} else if (nperf < MAX_PERF) {
 		perf[nperf] = (struct perf){ .kind = kind, .site = site,
-					     .entry = entry, .nframes = n,
-					     .count = 1 };
+					     .entry = entry,
+					     .own = obj_own_call(entry),
+					     .nframes = n, .count = 1 };
 		memcpy(perf[nperf].frames, frames, sizeof(void *) * (size_t)n);
 		nperf++;
 	} else {
 		perf_dropped++;
 	}
+	*run = (struct perf_run){ .next = hi, .fences = my_fences, .slot = i,
+				  .kind = kind };
 	unlock();
 }
 
@@ -927,6 +1043,8 @@ static void discover(uintptr_t a)
 	fclose(maps);
 }
 
+static int tx_perf_kind(uintptr_t lo, uintptr_t hi, int kind);
+
 /* A write-back (one line) or an NT store (any bytes) hit [lo, hi). */
 static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 {
@@ -966,9 +1084,11 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 		wp->wb |= 1ull << l;
 		wp->wb_thread[l] = me;
 	}
+	perf_kind = tx_perf_kind(lo, hi, perf_kind);
 	unlock();
 	if (perf_kind >= 0)
-		perf_count(perf_kind);
+		perf_count(perf_kind, lo & ~(uintptr_t)(LINE - 1),
+			   (hi + LINE - 1) & ~(uintptr_t)(LINE - 1));
 	if (unknown)
 		discover(unknown);
 }
@@ -1351,7 +1471,9 @@ void ntm_watch_synced_slow(const void *p, size_t n)
  * fault names the storing thread (a store of another thread is not this
  * transaction's) and gives the store's frames. A page libpmemobj stored
  * to first is protected once more when its call returns, so that the
- * program's first store to it names the program. Lock held throughout.
+ * program's first store to it names the program. Pages of libpmemobj's
+ * metadata (page_is_meta()) join no transaction: no byte of them can be
+ * the program's. Lock held throughout.
  */
 struct txpage {
 	uint8_t before[PAGE];
@@ -1366,6 +1488,7 @@ struct txpage {
 struct txspan {
 	uintptr_t lo, hi;
 	bool added;		/* else allocated */
+	bool commit_flushes;	/* added without POBJ_XADD_NO_FLUSH */
 };
 
 /* Bytes found changed and not covered, reported at the thread's next
@@ -1392,8 +1515,6 @@ struct wtx {
 static struct wtx *txs;		/* every thread's open transaction */
 static struct txpage *free_txpages;
 static __thread struct wtx *my_tx __attribute__((tls_model("initial-exec")));
-/* Calls into libpmemobj this thread is in (the shim's wrappers). */
-static __thread unsigned obj_depth __attribute__((tls_model("initial-exec")));
 /* Threads inside a call into libpmemobj: while another is, what changed
  * cannot be told from libpmemobj's stores, and is not judged. */
 static unsigned obj_inside;
@@ -1510,6 +1631,13 @@ static void tx_judge_page(struct wtx *tx, struct txpage *tp)
 		uintptr_t line = tp->addr + l * LINE;
 		uint64_t bad = 0, cov;
 
+		if (line_is(now, l, tp->before)) {
+			/* Most lines did not change: no byte loop. */
+			if (run)
+				tx_found(tx, run, line, tp);
+			run = 0;
+			continue;
+		}
 		for (unsigned b = 0; b < LINE; b++)
 			if (now[l * LINE + b] != tp->before[l * LINE + b])
 				bad |= 1ull << b;
@@ -1627,9 +1755,12 @@ static void tx_free(struct wtx *tx)
 	free(tx);
 }
 
-/* [lo, hi) added (@added) or allocated; true when added twice. */
-static bool tx_span(struct wtx *tx, uintptr_t lo, uintptr_t hi, bool added)
+/* [lo, hi) added (@what ADD or ADD_NO_FLUSH) or allocated; true when
+ * added twice. */
+static bool tx_span(struct wtx *tx, uintptr_t lo, uintptr_t hi,
+		    enum ntm_watch_obj what)
 {
+	bool added = what != NTM_WATCH_OBJ_ALLOCATED;
 	bool twice = false;
 
 	if (hi <= lo)
@@ -1647,8 +1778,31 @@ static bool tx_span(struct wtx *tx, uintptr_t lo, uintptr_t hi, bool added)
 		tx->spans = s;
 		tx->spans_cap = cap;
 	}
-	tx->spans[tx->nspans++] = (struct txspan){ lo, hi, added };
+	tx->spans[tx->nspans++] = (struct txspan){
+		lo, hi, added, what == NTM_WATCH_OBJ_ADD
+	};
 	return twice;
+}
+
+/*
+ * The performance note that the calling thread's write-back (or
+ * non-temporal store) of [lo, hi) earns, given what its lines said (@kind,
+ * or -1): none for one made inside a call into libpmemobj's transactions
+ * (libpmemobj's own write-backs are its policy, and telling so would take
+ * a backtrace per write-back); tx-flush-repeat for the program's own of a
+ * range its open transaction added, which the commit writes back again.
+ * Lock held.
+ */
+static int tx_perf_kind(uintptr_t lo, uintptr_t hi, int kind)
+{
+	if (obj_depth)
+		return -1;
+	if (my_tx && !my_tx->done)
+		for (size_t i = 0; i < my_tx->nspans; i++)
+			if (my_tx->spans[i].commit_flushes &&
+			    my_tx->spans[i].lo < hi && lo < my_tx->spans[i].hi)
+				return PERF_TX_FLUSH_REPEAT;
+	return kind;
 }
 
 /* The outermost pmemobj_tx_begin(@pop) returned. Lock held. */
@@ -1669,7 +1823,7 @@ static void tx_open(const void *pop, bool started, void *const *frames, int n)
 		tx->lo = r->start;
 		tx->hi = r->end;
 		for (struct wpage *wp = lists[LIST_ACTIVE]; wp; wp = wp->next)
-			if (wp->addr >= tx->lo && wp->addr < tx->hi)
+			if (wp->addr >= tx->lo && wp->addr < tx->hi && !wp->meta)
 				page_protect(wp);
 	}
 	tx->next = txs;
@@ -1745,17 +1899,25 @@ static void pmemobj_tx_event(enum ntm_watch_obj what, const void *p, size_t n,
 		unlock();
 		break;
 	case NTM_WATCH_OBJ_ADD:
+	case NTM_WATCH_OBJ_ADD_NO_FLUSH:
 	case NTM_WATCH_OBJ_ALLOCATED:
 		lock();
 		if (my_tx && !my_tx->done && a && a + n > a)
-			twice = tx_span(my_tx, a, a + n, what == NTM_WATCH_OBJ_ADD);
+			twice = tx_span(my_tx, a, a + n, what);
 		unlock();
 		if (twice)
-			perf_count(PERF_TX_ADD_TWICE);
+			perf_count(PERF_TX_ADD_TWICE, 0, 0);
 		break;
 	case NTM_WATCH_OBJ_COMMIT:
 		if (my_tx && my_tx->levels == 1)
 			my_tx->done = true;
+		break;
+	case NTM_WATCH_OBJ_ASK:
+		obj_asked++;
+		break;
+	case NTM_WATCH_OBJ_ASKED:
+		if (obj_asked)
+			obj_asked--;
 		break;
 	case NTM_WATCH_OBJ_ENDED:
 		if (!my_tx)
@@ -1834,7 +1996,9 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 		unlock();
 		return err == 0;
 	}
-	tx_fault(a, frames, n);
+	/* Only the chunks' bytes can be a transaction's (tx_judge_page()). */
+	if (!page_is_meta(r, a))
+		tx_fault(a, frames, n);
 	err = page_dirty(r, a, frames, n);
 	unlock();
 	return err == 0;
@@ -2135,8 +2299,10 @@ static int protect_runs(uintptr_t a, uintptr_t e, int prot)
 			struct wslot *sl = slot_at(r, y);
 
 			sl->prot = PROT_SET | (prot & PROT_KEPT);
-			if (sl->page && !(prot & PROT_WRITE))
+			if (sl->page && !(prot & PROT_WRITE)) {
 				sl->page->writable = false;
+				sl->page->warm = false;
+			}
 		}
 		run = x;
 	}
@@ -2386,6 +2552,7 @@ static void perf_report(void)
 		[PERF_UNCHANGED] = "unchanged-write-back",
 		[PERF_REPEATED] = "repeated-write-back",
 		[PERF_TX_ADD_TWICE] = "tx-add-twice",
+		[PERF_TX_FLUSH_REPEAT] = "tx-flush-repeat",
 	};
 
 	for (unsigned i = 0; i < nperf; i++) {
@@ -2393,7 +2560,7 @@ static void perf_report(void)
 
 		/* libpmemobj's own write-backs are its policy, not the
 		 * program's to change (ntmem-check(1), LIBPMEMOBJ). */
-		if (perf[i].entry && watch_obj_entry_own(perf[i].entry))
+		if (perf[i].own)
 			continue;
 		wrec_begin(&w, "perf");
 		wrec_str(&w, "kind", kinds[perf[i].kind]);
@@ -2632,6 +2799,7 @@ static void watch_start(void)
 		/* Without the shim the program's own handlers would replace
 		 * these: only SIGSEGV's, which the checker needs, then. */
 		fatal_install();
+		shim_present = true;
 		reg(&ops);
 	} else {
 		note("no preload shim: a SIGSEGV handler the program installs "

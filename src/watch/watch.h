@@ -107,6 +107,14 @@ enum ntm_watch_obj {
 	NTM_WATCH_OBJ_ALLOCATED,	/* [@p, @p + @n) was allocated */
 	NTM_WATCH_OBJ_COMMIT,		/* pmemobj_tx_commit() starts */
 	NTM_WATCH_OBJ_ENDED,		/* pmemobj_tx_end() returned; @n stage */
+	/* As ADD, with POBJ_XADD_NO_FLUSH: the commit does not write the
+	 * range back, the program does. */
+	NTM_WATCH_OBJ_ADD_NO_FLUSH,
+	/* One of libpmemobj's persistence functions (pmemobj_persist(),
+	 * pmemobj_memcpy_persist(), ...) starts: what it writes back and
+	 * fences the program asked for. */
+	NTM_WATCH_OBJ_ASK,
+	NTM_WATCH_OBJ_ASKED,		/* ...and returns */
 };
 
 /* ENTER from the program itself (pmemobj_tx_process(), pmemobj_tx_end(),

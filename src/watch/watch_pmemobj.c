@@ -436,6 +436,22 @@ bool watch_obj_in_chunks(watch_obj_read_fn read, void *ctx, uint64_t off)
 	       off < zoff + ZONE_DATA_OFF + (uint64_t)nchunks * CHUNK_SIZE;
 }
 
+/*
+ * Whether [off, off + len) holds no byte of a zone's chunks: a chunk's
+ * data is at least 256 KiB, so a range with neither end in chunks has
+ * none in between (@len is at most a page).
+ */
+bool watch_obj_metadata(watch_obj_read_fn read, void *ctx, uint64_t off,
+			uint64_t len)
+{
+	struct pool p;
+
+	return len && off + len > off && pool_of(read, ctx, &p) &&
+	       off + len <= p.heap_off + p.heap_size &&
+	       !watch_obj_in_chunks(read, ctx, off) &&
+	       !watch_obj_in_chunks(read, ctx, off + len - 1);
+}
+
 /* --- whose write-backs ------------------------------------------------- */
 
 /* Per code address: whether it is in libpmemobj ((pc << 2) | 2 | yes). */

@@ -55,6 +55,15 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 bool watch_obj_in_chunks(watch_obj_read_fn read, void *ctx, uint64_t off);
 
 /*
+ * Whether the @len bytes (at most a page) at file offset @off of the
+ * mapping are all libpmemobj's metadata: in a format-6 pool, and none in a
+ * zone's chunks. The program stores nothing there; libpmemobj stores to
+ * its lanes at every transaction. False when the mapping holds no pool.
+ */
+bool watch_obj_metadata(watch_obj_read_fn read, void *ctx, uint64_t off,
+			uint64_t len);
+
+/*
  * libpmemobj is using the lock (PMEMmutex, PMEMrwlock, PMEMcond) at
  * @lock: its 64 bytes are run-time state while its first 8 (the pool's
  * run id when it was last initialised) say it is live. Not thread-safe:

@@ -22,7 +22,10 @@
 # to a TX_ADD_FIELD one), and only once: not also as a durability bug
 # (pmemobj_tx_unadded, whose line nothing flushes). A range added twice in
 # a transaction is a performance note of kind "tx-add-twice"
-# (pmemobj_tx_add_twice).
+# (pmemobj_tx_add_twice); a pmemobj_persist() in a transaction of a range
+# it added, which its commit writes back again, one of kind
+# "tx-flush-repeat" (pmemobj_tx_flush_repeat; its twin persists only a
+# range added with POBJ_XADD_NO_FLUSH, which the commit leaves alone).
 #
 # Correct programs with no twin (the list "clean") get no report either:
 # pmemobj_big_root, a 4 KiB root object, which libpmemobj builds in a run
@@ -216,21 +219,29 @@ for prog in $clean_progs; do
 done
 unset NTMEM_CHECK_EAGER
 
-# --- a range added twice: a performance note ------------------------------
+# --- performance notes of transactions -----------------------------------
 
-fresh_run pmemobj_tx_add_twice
-if passed "pmemobj_tx_add_twice"; then
-	if grep -q '^status 0 errors 0 bugs 0$' "$sum" &&
-		[ "$(grep -c '^perf ' "$sum")" -eq 1 ] &&
-		grep -q '^perf tx-add-twice 1 at=yes$' "$sum"; then
-		ok "pmemobj_tx_add_twice: one tx-add-twice note at the program's call, no bug"
-	else
-		bad "pmemobj_tx_add_twice: expected one tx-add-twice note (count 1, at the program) and no bug"
-		sed 's/^/# /' "$sum"
+# one_note PROG KIND WHAT: PROG's run gets one note of KIND (count 1, at
+# the program's call) and no bug; its twin no report at all.
+one_note() {
+	fresh_run "$1"
+	if passed "$1"; then
+		if grep -q '^status 0 errors 0 bugs 0$' "$sum" &&
+			[ "$(grep -c '^perf ' "$sum")" -eq 1 ] &&
+			grep -q "^perf $2 1 at=yes\$" "$sum"; then
+			ok "$1: one $2 note at the program's call ($3), no bug"
+		else
+			bad "$1: expected one $2 note (count 1, at the program: $3) and no bug"
+			sed 's/^/# /' "$sum"
+		fi
 	fi
-fi
-fresh_run pmemobj_tx_add_twice_fixed
-clean "pmemobj_tx_add_twice_fixed"
+	fresh_run "${1}_fixed"
+	clean "${1}_fixed"
+}
+
+one_note pmemobj_tx_add_twice tx-add-twice "a range added twice"
+one_note pmemobj_tx_flush_repeat tx-flush-repeat \
+	"a persist the commit repeats"
 
 # --- recovery after a killed run -------------------------------------------
 
