@@ -385,7 +385,7 @@ int pmemobj_tx_end(void);
  * made while another thread's transaction runs, their stores are
  * libpmemobj's, not that transaction's. Pointers opaque, as above.
  */
-#define OBJ_PLAIN(type, name, params, args, fail)                       \
+#define OBJ_AROUND(before, after, type, name, params, args, fail)        \
 	type name params;                                               \
 	type name params                                                \
 	{                                                               \
@@ -398,11 +398,13 @@ int pmemobj_tx_end(void);
 			errno = ENOSYS;                                 \
 			return fail;                                    \
 		}                                                       \
-		obj_tell(NTM_WATCH_OBJ_ENTER, NULL, 0, #name);          \
+		obj_tell(before, NULL, 0, #name);                       \
 		ret = real_##name args;                                 \
-		obj_tell(NTM_WATCH_OBJ_LEAVE, NULL, 0, #name);          \
+		obj_tell(after, NULL, 0, #name);                        \
 		return ret;                                             \
 	}
+#define OBJ_PLAIN(...) \
+	OBJ_AROUND(NTM_WATCH_OBJ_ENTER, NTM_WATCH_OBJ_LEAVE, __VA_ARGS__)
 #define OBJ_NULL ((obj_oid){ 0, 0 })
 typedef void *obj_ctor;		/* pmemobj_constr */
 
@@ -704,24 +706,8 @@ int pmemobj_tx_end(void)
  * transactions: what is stored under pmemobj_memcpy_persist() in a
  * transaction is still the program's store.
  */
-#define OBJ_ASKED(type, name, params, args, fail)                       \
-	type name params;                                               \
-	type name params                                                \
-	{                                                               \
-		static __typeof__(name) *real_##name;                   \
-		type ret;                                               \
-		if (!real_##name)                                       \
-			real_##name = (__typeof__(name) *)              \
-				dlsym(RTLD_NEXT, #name);                \
-		if (!real_##name) {                                     \
-			errno = ENOSYS;                                 \
-			return fail;                                    \
-		}                                                       \
-		obj_tell(NTM_WATCH_OBJ_ASK, NULL, 0, #name);            \
-		ret = real_##name args;                                 \
-		obj_tell(NTM_WATCH_OBJ_ASKED, NULL, 0, #name);          \
-		return ret;                                             \
-	}
+#define OBJ_ASKED(...) \
+	OBJ_AROUND(NTM_WATCH_OBJ_ASK, NTM_WATCH_OBJ_ASKED, __VA_ARGS__)
 #define OBJ_ASKED_VOID(name, params, args)                              \
 	void name params;                                               \
 	void name params                                                \
