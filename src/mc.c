@@ -4,41 +4,33 @@
  * guard: a fault at one of the copy's two loads (<arch>/copy_mc.S)
  * resumes at its fixup; a fault inside an armed write guard jumps back to
  * its caller; any other SIGBUS gets exactly the action it would have had
- * without ntmem.
+ * without ntmem (sigchain.h: the previous action's records and their
+ * delivery, and what happens when a program sets its own SIGBUS handler
+ * after ntmem's).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 
 #include "error.h"
 #include "fault.h"
 #include "ntmem/mc.h"
+#include "sigchain.h"
 
 /*
- * The handler the process had before ntmem's, as one immutable record per
- * ntm_mc_install() call: the handler reads the newest with an acquire
- * load while another thread may be installing, so a record is never
- * rewritten in place. Older records stay linked (reachable, never freed):
- * a handler running on another thread may still be reading one.
- */
-struct previous {
-	struct sigaction sa;
-	struct previous *older;
-};
-
-static struct previous *previous;
-/*
- * The first record is static, so the install that ntm_copy_mc() and the
- * write guards make implicitly allocates nothing and cannot fail: a copy
- * never runs without its recovery for want of a few bytes of memory.
+ * The action the process had before ntmem's, one record per
+ * ntm_mc_install() that replaced another handler. The first record is
+ * static, so the install that ntm_copy_mc() and the write guards make
+ * implicitly allocates nothing and cannot fail: a copy never runs without
+ * its recovery for want of a few bytes of memory. The default action is
+ * put back with sigaction() itself: where the checker's shim interposes
+ * it, the checker stands in for SIG_DFL and judges before the death.
  * Installs are serialised; the handler never takes this lock.
  */
-static struct previous first_record;
-static bool first_record_used;
+static struct ntm_sigchain bus_chain = { .set_action = sigaction };
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool installed_done;	/* set once installed: skips the lock */
 /*
@@ -48,62 +40,6 @@ static bool installed_done;	/* set once installed: skips the lock */
  */
 static __thread struct ntm_fault_guard *armed_guard
 	__attribute__((tls_model("initial-exec")));
-
-/* Restore the default action and deliver @sig again, to this thread. */
-static void reraise_default(int sig)
-{
-	struct sigaction dfl;
-	sigset_t set;
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-}
-
-/*
- * A SIGBUS that is not ntmem's: the application's handler, or the action
- * the disposition before ntmem's would have taken.
- */
-static void chain(int sig, siginfo_t *si, void *ctx)
-{
-	const struct previous *p = __atomic_load_n(&previous, __ATOMIC_ACQUIRE);
-	bool sent = si->si_code <= 0;	/* kill(), raise(), sigqueue() */
-
-	if (p && (p->sa.sa_flags & SA_SIGINFO)) {
-		p->sa.sa_sigaction(sig, si, ctx);
-		return;
-	}
-	if (p && p->sa.sa_handler != SIG_DFL && p->sa.sa_handler != SIG_IGN) {
-		p->sa.sa_handler(sig);
-		return;
-	}
-	if (sent && p && p->sa.sa_handler == SIG_IGN)
-		return;		/* ignored, as it would have been */
-	if (sent) {
-		/*
-		 * The default action of SIGBUS ends the process with a core
-		 * dump: take it now. Returning instead would swallow the signal.
-		 */
-		reraise_default(sig);
-		return;
-	}
-	/*
-	 * A fault the kernel raised (it cannot be ignored): with the default
-	 * action back in place, returning re-executes the faulting
-	 * instruction, and the process dies of SIGBUS as without ntmem.
-	 */
-	{
-		struct sigaction dfl;
-
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		sigaction(sig, &dfl, NULL);
-	}
-}
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
@@ -126,14 +62,14 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 		if (ntm_mc_fixup(ctx))
 			return;
 	}
-	chain(sig, si, ctx);
+	/* Not ntmem's: the application's handler, or the action before. */
+	ntm_sigchain_deliver(&bus_chain, sig, si, ctx);
 }
 
 /* ntm_mc_install() with install_lock held. */
 static int install_locked(void)
 {
-	struct previous *p = first_record_used ? calloc(1, sizeof(*p))
-					       : &first_record;
+	struct ntm_sigchain_record *p = ntm_sigchain_new_record(&bus_chain);
 	struct sigaction sa;
 
 	if (!p)
@@ -150,19 +86,15 @@ static int install_locked(void)
 	if (sigaction(SIGBUS, &sa, &p->sa)) {
 		int err = -errno;
 
-		if (p != &first_record)
-			free(p);
+		ntm_sigchain_drop(&bus_chain, p);
 		return ntm_error(err, "SIGBUS: cannot install the handler");
 	}
 	/* Reinstalling must not chain to ourselves: keep what we had. */
 	if (p->sa.sa_sigaction == on_sigbus && (p->sa.sa_flags & SA_SIGINFO)) {
-		if (p != &first_record)
-			free(p);
+		ntm_sigchain_drop(&bus_chain, p);
 		return 0;
 	}
-	first_record_used = true;
-	p->older = previous;
-	__atomic_store_n(&previous, p, __ATOMIC_RELEASE);
+	ntm_sigchain_publish(&bus_chain, p);
 	return 0;
 }
 
