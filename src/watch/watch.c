@@ -62,6 +62,7 @@
 
 #include <ntmem/ns.h>
 
+#include "sigchain.h"
 #include "watch/watch.h"
 #include "watch/watch_pmemobj.h"
 #include "watch/watch_report.h"
@@ -208,8 +209,6 @@ static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static int (*real_mprotect)(void *, size_t, int);
 static int (*real_munmap)(void *, size_t);
 static void *(*real_mremap)(void *, size_t, size_t, int, ...);
-/* The program's SIGSEGV action; immutable records, published whole. */
-static const struct sigaction *chained;
 
 static void lock(void)
 {
@@ -2007,33 +2006,28 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 static void judge_end(const char *point, const char *how, int status,
 		      int sig);
 
-static void chain(int sig, siginfo_t *si, void *uc)
+/*
+ * A SIGSEGV the program's action is for: judge what is known, as at exit,
+ * before the default action ends the process as it would have without
+ * the checker.
+ */
+static void segv_default(int sig)
 {
-	const struct sigaction *act = __atomic_load_n(&chained, __ATOMIC_ACQUIRE);
-	bool sent = si->si_code <= 0;	/* kill(), sigqueue(): no fault */
-
-	if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
-		if (act->sa_flags & SA_SIGINFO)
-			act->sa_sigaction(sig, si, uc);
-		else
-			act->sa_handler(sig);
-		return;
-	}
-	if (act && act->sa_handler == SIG_IGN && sent)
-		return;
-	/*
-	 * The default action (a fault ignores SIG_IGN too): judge what is
-	 * known, as at exit, put it back and let the fault happen again, or
-	 * send the signal again, so the process dies of SIGSEGV as it would
-	 * have without the checker.
-	 */
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-	judge_end("SIGSEGV", "signal", 0, SIGSEGV);
-	real_sigaction(SIGSEGV, &dfl, NULL);
-	if (sent)
-		raise(sig);
+	judge_end("SIGSEGV", "signal", 0, sig);
 }
+
+/* Past the preload shim, which would keep SIG_DFL instead of setting it. */
+static int set_real_action(int sig, const struct sigaction *act,
+			   struct sigaction *old)
+{
+	return real_sigaction(sig, act, old);
+}
+
+/* The program's SIGSEGV action (sigchain.h). */
+static struct ntm_sigchain segv_chain = {
+	.set_action = set_real_action,
+	.before_default = segv_default,
+};
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
@@ -2050,7 +2044,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	errno = saved;
-	chain(sig, si, uc);
+	ntm_sigchain_deliver(&segv_chain, sig, si, uc);
 }
 
 /* --- signals that end the program ----------------------------------------- */
@@ -2178,26 +2172,14 @@ static void fatal_install(void)
 
 /* --- the preload shim's requests ------------------------------------------ */
 
+/* The program's SIGSEGV action is kept, not installed (sigchain.h). */
 static int segv_action(const struct sigaction *act, struct sigaction *old)
 {
-	const struct sigaction *cur = __atomic_load_n(&chained, __ATOMIC_ACQUIRE);
-
-	if (old) {
-		if (cur)
-			*old = *cur;
-		else
-			memset(old, 0, sizeof(*old));	/* SIG_DFL */
-	}
-	if (act) {
-		struct sigaction *copy = malloc(sizeof(*copy));
-
-		if (!copy) {
-			errno = ENOMEM;
-			return -1;
-		}
-		*copy = *act;
-		/* Old records are never freed: a handler may be reading one. */
-		__atomic_store_n(&chained, copy, __ATOMIC_RELEASE);
+	if (old)
+		ntm_sigchain_get(&segv_chain, old);
+	if (act && ntm_sigchain_keep(&segv_chain, act)) {
+		errno = ENOMEM;
+		return -1;
 	}
 	return 0;
 }
