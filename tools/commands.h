@@ -17,7 +17,7 @@ int cmd_check(int argc, char **argv);
 int cmd_bench_check(int argc, char **argv);
 
 /*
- * The checking library's directory (cmd_check.c), shared with `bench
+ * The checking library's directory (check_discover.c), shared with `bench
  * check`: $NTMEM_CHECK_LIBDIR if set and non-empty, else the installed
  * one; made absolute into @dir. 0, or 2 after a message naming the
  * directory when it lacks libntmem-watch.so.0 or
