@@ -151,7 +151,7 @@ static int open_btt(struct ntm_blk *b, const struct ntm_blk_config *cfg)
 	 * (SIGBUS). The BTT's writes run no fault guard of ours.
 	 */
 	if (b->reserve) {
-		ret = ntm_ns_reserve(b->base, b->size, "a BTT");
+		ret = ntm_ns_reserve(b->ns, 0, b->size, "a BTT");
 		if (ret)
 			return ret;
 		b->reserve = false;

@@ -184,11 +184,14 @@ int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 		/*
 		 * Init stores into a sparse file through its mapping, where a
 		 * full file system is a SIGBUS; allocate the blocks now, when
-		 * it can still be an error. Last, as nothing can undo it.
+		 * it can still be an error. Last, as nothing can undo it. The
+		 * public signature gives the region, not its namespace (the
+		 * owner is opaque): the namespace is the one that holds it.
 		 */
-		ret = ntm_ns_reserve(mm->descs, round_up(ntm_memmap_bytes(mm),
-							 NTM_PAGE_SIZE),
-				     "map=dev descriptors");
+		ret = ntm_ns_reserve_holding(mm->descs,
+					     round_up(ntm_memmap_bytes(mm),
+						      NTM_PAGE_SIZE),
+					     "map=dev descriptors");
 		if (ret)
 			goto out_unmap;
 	}

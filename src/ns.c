@@ -62,14 +62,17 @@ struct ntm_ns {
 	int fd;
 	dev_t dev;		/* the mapped file, to know it again by path */
 	ino_t ino;
-	bool listed;		/* in the list of writable files, at next */
+	/* In the list ntm_ns_reserve_holding() looks in, at next. */
+	bool listed;
 	struct ntm_ns *next;
 	char *path;		/* "" for anonymous memory */
 };
 
 /*
- * Writable file and emulated namespaces, so a layer above that knows only
- * an address (the memmap's map=dev descriptors) can reserve file blocks.
+ * Writable file and emulated namespaces, for ntm_memmap_create() alone:
+ * its public signature gives the map=dev descriptors' region by address,
+ * never the namespace (ns_internal.h). Every layer that holds its
+ * namespace reserves through it, with no lock and no search.
  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ntm_ns *live;
@@ -337,9 +340,9 @@ static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
 /*
  * What a mapped regular file still needs: whether its page cache is its
  * medium, its kind under NTM_NS_EMULATE, and (file or emulated, writable)
- * a place in the list ntm_ns_reserve() looks in, with what it needs to
- * open the file again (a temporary one's descriptor). 0 or -errno; on
- * failure the caller closes the namespace.
+ * what ntm_ns_reserve() needs to open the file again (a temporary one's
+ * descriptor) and a place in the list ntm_ns_reserve_holding() looks in.
+ * 0 or -errno; on failure the caller closes the namespace.
  */
 static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 {
@@ -826,40 +829,61 @@ static int file_again(const struct ntm_ns *ns)
 	return fd;
 }
 
-int ntm_ns_reserve(const void *p, size_t n, const char *what)
+/* A writable file or emulated namespace: its blocks can be reserved. */
+static bool reservable(const struct ntm_ns *ns)
+{
+	return !ns->readonly &&
+	       (ns->kind == NTM_NS_FILE || ns->kind == NTM_NS_EMULATED);
+}
+
+int ntm_ns_reserve(const struct ntm_ns *ns, size_t off, size_t n,
+		   const char *what)
+{
+	int ret = 0, fd, err;
+
+	if (!ns)
+		return ntm_error(-EINVAL, "ns: NULL");
+	if (off > ns->size || n > ns->size - off)
+		return ntm_error(-EINVAL, "off %zu, n %zu: outside the %zu "
+				 "bytes of namespace '%s' (for %s)", off, n,
+				 ns->size, ns->path, what);
+	if (n == 0 || !reservable(ns))
+		return 0;
+	fd = file_again(ns);
+	if (fd < 0)
+		return fd;
+	do
+		err = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)n) ?
+			      errno : 0;
+	while (err == EINTR);
+	/* A file system without fallocate() stays as sparse as before. */
+	if (err == EOPNOTSUPP)
+		err = 0;
+	if (err == ENOSPC)
+		ret = ntm_error(-err, "path '%s': no room for the %zu bytes of "
+				"%s", ns->path, n, what);
+	else if (err)
+		ret = ntm_error(-err, "path '%s': cannot reserve %zu bytes for "
+				"%s", ns->path, n, what);
+	if (fd != ns->fd)
+		close(fd);
+	return ret;
+}
+
+int ntm_ns_reserve_holding(const void *p, size_t n, const char *what)
 {
 	uintptr_t a = (uintptr_t)p;
 	struct ntm_ns *ns;
-	int ret = 0, fd;
+	int ret = 0;
 
 	if (n == 0)
 		return 0;
+	/* Held across the call: no ntm_ns_close() frees the one found. */
 	pthread_mutex_lock(&live_lock);
 	for (ns = live; ns && !ns_holds(ns, a, n); ns = ns->next)
 		;
-	fd = ns ? file_again(ns) : -1;
-	if (ns && fd < 0)
-		ret = fd;
-	if (fd >= 0) {
-		off_t off = (off_t)(a - (uintptr_t)ns->base);
-		int err;
-
-		do
-			err = fallocate(fd, FALLOC_FL_KEEP_SIZE, off,
-					(off_t)n) ? errno : 0;
-		while (err == EINTR);
-		/* A file system without fallocate() stays as sparse as before. */
-		if (err == EOPNOTSUPP)
-			err = 0;
-		if (err == ENOSPC)
-			ret = ntm_error(-err, "path '%s': no room for the %zu "
-					"bytes of %s", ns->path, n, what);
-		else if (err)
-			ret = ntm_error(-err, "path '%s': cannot reserve %zu "
-					"bytes for %s", ns->path, n, what);
-		if (fd != ns->fd)
-			close(fd);
-	}
+	if (ns)
+		ret = ntm_ns_reserve(ns, a - (uintptr_t)ns->base, n, what);
 	pthread_mutex_unlock(&live_lock);
 	return ret;
 }

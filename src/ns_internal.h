@@ -16,16 +16,30 @@ bool ntm_ns_is_temporary(const struct ntm_ns *ns);
 /* True when it was opened with NTM_NS_READONLY. */
 bool ntm_ns_is_readonly(const struct ntm_ns *ns);
 /*
- * Allocate the file blocks under [p, p+n) when that range lies in a
+ * Allocate the file blocks under [@off, @off + @n) of @ns when it is a
  * writable file or emulated namespace (not DAX, whose blocks stay as they
  * are), so later stores through the mapping cannot hit a full file system
- * (SIGBUS). 0 when the range is in no such namespace, or the file system
- * cannot preallocate; -ENOSPC or another -errno with the path, @n and @what
- * named. Leaves the file's bytes as they were. The namespace keeps no
- * descriptor: the file is opened again by its path for the call, and
- * -ESTALE says the path names another file now.
+ * (SIGBUS). Ranges may overlap ones reserved before: what is allocated
+ * already stays so. 0 for any other namespace, or when the file system
+ * cannot preallocate; -EINVAL naming @off and @n when the range does not
+ * lie in @ns (whatever its kind); -ENOSPC or another -errno with the path,
+ * @n and @what named. Leaves the file's bytes as they were. The namespace
+ * keeps no descriptor: the file is opened again by its path for the call,
+ * and -ESTALE says the path names another file now. Namespaces are
+ * independent: calls on different ones share no lock.
  */
-int ntm_ns_reserve(const void *p, size_t n, const char *what);
+int ntm_ns_reserve(const struct ntm_ns *ns, size_t off, size_t n,
+		   const char *what);
+/*
+ * ntm_ns_reserve() on the open writable file or emulated namespace that
+ * holds [@p, @p + @n), found by address; 0 when no such namespace holds
+ * it. Only for ntm_memmap_create(), whose public signature (kept for the
+ * ABI) gives the region by address and an opaque owner, never the
+ * namespace: every layer that holds its namespace passes it to
+ * ntm_ns_reserve() instead. A lookup, and so a list of such namespaces and
+ * a lock, exist for this one caller.
+ */
+int ntm_ns_reserve_holding(const void *p, size_t n, const char *what);
 
 /*
  * How a layer that stores into a namespace itself (blk's writes) makes

@@ -48,6 +48,14 @@
  *               name left); a BTT's blocks are reserved through the path,
  *               and a path replaced by another file is -ESTALE, that file
  *               untouched.
+ *   reserve_*   ntm_ns_reserve() (ns_internal.h) takes the namespace: a
+ *               range in it allocates the file's blocks and leaves its
+ *               bytes, one overlapping an earlier reservation is 0 again,
+ *               one outside it (past the end, wrapping) is -EINVAL naming
+ *               off and n and allocates nothing, whatever the kind; an
+ *               anonymous or read-only namespace reserves nothing. Two
+ *               namespaces, each reserved from several threads at once,
+ *               get exactly their own ranges: the handle keeps them apart.
  *   errmsg_*    messages name the path or the argument, and are per thread.
  *
  * Every failing call starts with *ns set to a sentinel that must survive.
@@ -80,6 +88,7 @@
 #include <linux/magic.h>
 
 #include <ntmem.h>
+#include "ns_internal.h"
 #include "testutil.h"
 
 #define MiB ((size_t)1 << 20)
@@ -111,6 +120,7 @@ static int dir_teardown(void **state)
 		"sparse", "temporary", "existing", "bad-size", "bad-align",
 		"small-align", "written", "empty", "odd-size", "fifo",
 		"readonly", "subdir", "socket", "blockdev", "huge",
+		"reserve-a", "reserve-b",
 	};
 	char path[128];
 
@@ -1023,6 +1033,176 @@ static void test_descriptors_reserve_by_path(void **state)
 	ntm_ns_close(ns);
 	assert_int_equal(unlink(path), 0);
 }
+/* Bytes of @path's file system blocks. */
+static size_t allocated_bytes(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (size_t)st.st_blocks * 512;
+}
+
+/*
+ * The reservation contract of one namespace: in range it allocates and
+ * keeps the bytes, overlapping an earlier one is fine, outside is -EINVAL
+ * with nothing allocated.
+ */
+static void test_reserve_range(void **state)
+{
+	static const struct {
+		size_t off, n;
+	} outside[] = {
+		{ 16 * MiB - PG, 2 * PG },	/* runs past the end */
+		{ 16 * MiB + PG, 0 },		/* starts past the end */
+		{ PG, SIZE_MAX },		/* off + n wraps */
+		{ SIZE_MAX, 2 },
+	};
+	unsigned char want[PG];
+	struct ntm_ns *ns;
+	char path[128];
+	size_t before;
+
+	(void)state;
+	tu_skip_on_dax(dir, "a sparse emulated namespace (fsdax reserves "
+		       "nothing)");
+	path_in_dir(path, sizeof(path), "reserve-a");
+	assert_int_equal(ntm_ns_create(&ns, path, 16 * MiB, PG, NTM_NS_EMULATE), 0);
+	tu_fill_random(want, PG, 0x5e);
+	memcpy((unsigned char *)ntm_ns_base(ns) + MiB, want, PG);
+	assert_int_equal(ntm_ns_persist(ns, (unsigned char *)ntm_ns_base(ns) + MiB,
+					PG), 0);
+
+	assert_int_equal(ntm_ns_reserve(ns, 0, 2 * MiB, "a test range"), 0);
+	before = allocated_bytes(path);
+	if (before < 2 * MiB) {
+		print_message("%s: %zu bytes allocated: no fallocate() here\n",
+			      path, before);
+		ntm_ns_close(ns);
+		assert_int_equal(unlink(path), 0);
+		skip();
+	}
+	/* Overlapping the first: what is allocated stays, the rest is added. */
+	assert_int_equal(ntm_ns_reserve(ns, MiB, 2 * MiB, "an overlap"), 0);
+	assert_true(allocated_bytes(path) >= 3 * MiB);
+	assert_int_equal(ntm_ns_reserve(ns, 0, 2 * MiB, "the same range"), 0);
+	assert_int_equal(ntm_ns_reserve(ns, 16 * MiB, 0, "nothing at the end"), 0);
+	tu_check_file_bytes(path, MiB, want, PG);
+
+	before = allocated_bytes(path);
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		char off[32];
+
+		assert_int_equal(ntm_ns_reserve(ns, outside[i].off, outside[i].n,
+						"a stray range"), -EINVAL);
+		snprintf(off, sizeof(off), "off %zu", outside[i].off);
+		check_errmsg_has(off, "reserve outside the namespace");
+		check_errmsg_has("outside", "reserve outside the namespace");
+	}
+	assert_int_equal(allocated_bytes(path), before);
+	tu_check_file_bytes(path, MiB, want, PG);
+	ntm_ns_close(ns);
+
+	/* Read-only: nothing to reserve, but the range is still checked. */
+	assert_int_equal(ntm_ns_open(&ns, path, NTM_NS_READONLY | NTM_NS_EMULATE),
+			 0);
+	assert_int_equal(ntm_ns_reserve(ns, 8 * MiB, 4 * MiB, "read-only"), 0);
+	assert_int_equal(allocated_bytes(path), before);
+	assert_int_equal(ntm_ns_reserve(ns, 8 * MiB, 9 * MiB, "read-only"),
+			 -EINVAL);
+	ntm_ns_close(ns);
+	assert_int_equal(unlink(path), 0);
+
+	/* Anonymous memory has no file: 0 in range, -EINVAL outside. */
+	assert_int_equal(ntm_ns_anon(&ns, 4 * MiB, PG), 0);
+	assert_int_equal(ntm_ns_reserve(ns, 0, 4 * MiB, "anonymous"), 0);
+	assert_int_equal(ntm_ns_reserve(ns, 4 * MiB, 1, "anonymous"), -EINVAL);
+	check_errmsg_has("off 4194304", "reserve past an anonymous namespace");
+	ntm_ns_close(ns);
+}
+
+/* One thread's reservations: @count steps of @step bytes from @off. */
+struct reserve_share {
+	struct ntm_ns *ns;
+	size_t off, step;
+	unsigned count;
+	int ret;
+	pthread_t thread;
+};
+
+static void *reserve_share_run(void *arg)
+{
+	struct reserve_share *s = arg;
+
+	for (unsigned i = 0; i < s->count && !s->ret; i++)
+		s->ret = ntm_ns_reserve(s->ns, s->off + i * s->step, s->step,
+					"a thread's range");
+	return NULL;
+}
+
+/*
+ * Two namespaces, four threads on each, reserving at once: namespace a
+ * gets MiB 0-3 (4 MiB), b MiB 4-5 (2 MiB), each in 64 KiB steps. A
+ * reservation that landed in the other namespace's file, or at the other
+ * namespace's offsets, would show in the blocks either file holds.
+ */
+static void test_reserve_two_namespaces(void **state)
+{
+	enum { THREADS = 4 };
+	struct reserve_share share[2 * THREADS];
+	struct ntm_ns *ns[2];
+	char path[2][128];
+	size_t got[2], want[2] = { 4 * MiB, 2 * MiB };
+
+	(void)state;
+	tu_skip_on_dax(dir, "sparse emulated namespaces (fsdax reserves "
+		       "nothing)");
+	path_in_dir(path[0], sizeof(path[0]), "reserve-a");
+	path_in_dir(path[1], sizeof(path[1]), "reserve-b");
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ntm_ns_create(&ns[i], path[i], 8 * MiB, PG,
+					       NTM_NS_EMULATE), 0);
+	for (unsigned t = 0; t < 2 * THREADS; t++) {
+		bool b = t >= THREADS;
+		unsigned k = t % THREADS;
+
+		share[t] = (struct reserve_share){
+			.ns = ns[b],
+			.off = b ? 4 * MiB + k * (MiB / 2) : k * MiB,
+			.step = 64 * 1024,
+			.count = (unsigned)((b ? MiB / 2 : MiB) / (64 * 1024)),
+		};
+	}
+	for (unsigned t = 0; t < 2 * THREADS; t++)
+		assert_int_equal(pthread_create(&share[t].thread, NULL,
+						reserve_share_run, &share[t]), 0);
+	for (unsigned t = 0; t < 2 * THREADS; t++) {
+		assert_int_equal(pthread_join(share[t].thread, NULL), 0);
+		if (share[t].ret)
+			fail_msg("thread %u: %d %s", t, share[t].ret, ntm_errmsg());
+	}
+	for (int i = 0; i < 2; i++)
+		got[i] = allocated_bytes(path[i]);
+	if (got[0] == 0 && got[1] == 0) {
+		print_message("%s: nothing allocated: no fallocate() here\n",
+			      dir);
+	} else {
+		/* Extent metadata may add a few blocks, never a MiB. */
+		for (int i = 0; i < 2; i++)
+			if (got[i] < want[i] || got[i] >= want[i] + MiB)
+				fail_msg("%s: %zu bytes allocated, %zu reserved",
+					 path[i], got[i], want[i]);
+		/* Each file holds its own ranges, not the other's. */
+		assert_int_equal(ntm_ns_reserve(ns[1], 4 * MiB, 2 * MiB, "again"), 0);
+		assert_int_equal(allocated_bytes(path[1]), got[1]);
+		assert_int_equal(ntm_ns_reserve(ns[0], 0, 4 * MiB, "again"), 0);
+		assert_int_equal(allocated_bytes(path[0]), got[0]);
+	}
+	for (int i = 0; i < 2; i++) {
+		ntm_ns_close(ns[i]);
+		assert_int_equal(unlink(path[i]), 0);
+	}
+}
+
 static void test_kind_names(void **state)
 {
 	(void)state;
@@ -1095,6 +1275,8 @@ int main(void)
 		cmocka_unit_test(test_emulated_dax),
 		cmocka_unit_test(test_descriptors_none_kept),
 		cmocka_unit_test(test_descriptors_reserve_by_path),
+		cmocka_unit_test(test_reserve_range),
+		cmocka_unit_test(test_reserve_two_namespaces),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_errmsg_per_thread),
 	};
