@@ -21,6 +21,10 @@
  *   options       hardened mode with a BTT is -EINVAL; ntm_blk_flush() is 0.
  *   threads       two writers on disjoint sectors (two lanes), rounds of
  *                 distinct data: every sector holds its last round's.
+ *   two_namespaces  two emulated namespaces in /dev/shm, a BTT laid out
+ *                 on each by its own thread at once: each file is
+ *                 allocated whole (the BTT reserves its namespace, passed
+ *                 by handle), and each holds its own thread's data.
  *   race          one writer rewriting one 4 KiB sector (every 8-byte word
  *                 the write's generation), one reader reading it 200,000
  *                 times: on the raw device the reader sees mixed sectors
@@ -40,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ntmem.h>
@@ -449,6 +454,87 @@ static void race_one_sector(void **state)
 	assert_int_equal(btt_mixed, 0);
 }
 
+/* One thread's BTT: laid out over @ns, every sector written with @seed. */
+struct btt_share {
+	struct ntm_ns *ns;
+	uint64_t seed;
+	int ret;
+	pthread_t thread;
+};
+
+static void *btt_share_run(void *arg)
+{
+	const struct ntm_blk_config c = { .sector_size = 4096, .btt = true,
+					  .btt_create = true };
+	struct btt_share *s = arg;
+	struct ntm_blk *b = NULL;
+	unsigned char *data;
+	uint64_t size;
+
+	s->ret = ntm_blk_open(&b, s->ns, &c);
+	if (s->ret)
+		return NULL;
+	size = ntm_blk_size(b);
+	data = malloc(size);
+	if (!data) {
+		s->ret = -ENOMEM;
+	} else {
+		tu_fill_random(data, size, s->seed);
+		if (ntm_blk_write(b, data, size, 0, 0) != (ssize_t)size ||
+		    ntm_blk_flush(b))
+			s->ret = -EIO;
+	}
+	free(data);
+	ntm_blk_close(b);
+	return NULL;
+}
+
+static void two_namespaces(void **state)
+{
+	char *dir = shm_dir(), path[2][256];
+	struct btt_share share[2];
+	struct ntm_ns *ns[2];
+	struct stat st;
+
+	(void)state;
+	if (!dir)
+		skip();
+	for (int i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/ns%d", dir, i);
+		assert_int_equal(ntm_ns_create(&ns[i], path[i], NS_SIZE, 4096,
+					       NTM_NS_EMULATE), 0);
+		share[i] = (struct btt_share){ .ns = ns[i], .seed = 11 + i };
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&share[i].thread, NULL,
+						btt_share_run, &share[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(share[i].thread, NULL), 0);
+		if (share[i].ret)
+			fail_msg("ns%d: %d %s", i, share[i].ret, ntm_errmsg());
+	}
+	for (int i = 0; i < 2; i++) {
+		struct ntm_blk *b = open_btt(ns[i], 0, false);
+		uint64_t size = ntm_blk_size(b);
+		unsigned char *want = malloc(size), *back = malloc(size);
+
+		assert_int_equal(stat(path[i], &st), 0);
+		assert_true((uint64_t)st.st_blocks * 512 >= NS_SIZE);
+		assert_non_null(want);
+		assert_non_null(back);
+		tu_fill_random(want, size, share[i].seed);
+		assert_int_equal(ntm_blk_read(b, back, size, 0), (ssize_t)size);
+		assert_memory_equal(back, want, size);
+		free(want);
+		free(back);
+		ntm_blk_close(b);
+		ntm_ns_close(ns[i]);
+		unlink(path[i]);
+	}
+	rmdir(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +545,7 @@ int main(void)
 		cmocka_unit_test(options),
 		cmocka_unit_test(btt_version),
 		cmocka_unit_test(threads),
+		cmocka_unit_test(two_namespaces),
 		cmocka_unit_test(race_one_sector),
 	};
 

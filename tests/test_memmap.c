@@ -41,6 +41,11 @@
  *              not fit are -ENOSPC at create, naming the path and the
  *              bytes, with the file system's free space unchanged; ones
  *              that fit are allocated at create, before init writes them.
+ *   dev_reserve_two  map=dev memmaps over two emulated namespaces in a
+ *              scratch directory, created by several threads at once:
+ *              each file gets the blocks of its own descriptors, no more
+ *              (the namespace is found from the region, and the two are
+ *              kept apart).
  *   bad_*      every invalid argument is -EINVAL, leaves *mm alone, and
  *              ntm_errmsg() names the argument.
  *
@@ -1070,6 +1075,90 @@ static void test_dev_reserve(void **state)
 	}
 }
 
+/* One thread's memmaps: @rounds map=dev creates over @ns, each destroyed. */
+struct dev_share {
+	struct ntm_ns *ns;
+	unsigned rounds;
+	int ret;
+	pthread_t thread;
+};
+
+static void *dev_share_run(void *arg)
+{
+	const struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 1,
+					       .place = NTM_MEMMAP_DEV };
+	struct dev_share *s = arg;
+
+	for (unsigned i = 0; i < s->rounds && !s->ret; i++) {
+		struct ntm_memmap *mm = NULL;
+
+		s->ret = ntm_memmap_create(&mm, ntm_ns_base(s->ns),
+					   ntm_ns_size(s->ns), s->ns, &cfg);
+		ntm_memmap_destroy(mm);
+	}
+	return NULL;
+}
+
+/*
+ * Two sparse namespaces of different sizes, three threads creating
+ * map=dev memmaps over each at once: each file ends up with the blocks of
+ * its own descriptors (1 MiB and 2 MiB), none of the other's.
+ */
+static void test_dev_reserve_two(void **state)
+{
+	enum { THREADS = 3 };
+	static const size_t len[2] = { 64 * MiB, 128 * MiB };
+	struct dev_share share[2 * THREADS];
+	struct ntm_ns *ns[2];
+	char dir[96], path[2][128];
+	size_t got[2];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(tu_scratch_dir(dir, sizeof(dir), "ntmem-test-memmap"), 0);
+	if (tu_dir_is_dax(dir)) {
+		rmdir(dir);
+		print_message("skipped: %s is DAX, and this test needs sparse "
+			      "emulated namespaces\n", dir);
+		skip();
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/ns%d", dir, i);
+		assert_int_equal(ntm_ns_create(&ns[i], path[i], len[i], PG,
+					       NTM_NS_EMULATE), 0);
+	}
+	for (unsigned t = 0; t < 2 * THREADS; t++) {
+		share[t] = (struct dev_share){ .ns = ns[t % 2], .rounds = 4 };
+		assert_int_equal(pthread_create(&share[t].thread, NULL,
+						dev_share_run, &share[t]), 0);
+	}
+	for (unsigned t = 0; t < 2 * THREADS; t++) {
+		assert_int_equal(pthread_join(share[t].thread, NULL), 0);
+		if (share[t].ret)
+			fail_msg("thread %u: %d %s", t, share[t].ret, ntm_errmsg());
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(stat(path[i], &st), 0);
+		got[i] = (size_t)st.st_blocks * 512;
+	}
+	if (got[0] == 0 && got[1] == 0) {
+		print_message("%s: nothing allocated: no fallocate() here\n", dir);
+	} else {
+		for (int i = 0; i < 2; i++) {
+			size_t need = dev_desc_bytes(len[i], 64);
+
+			/* Extent metadata may add a few blocks, never a MiB. */
+			if (got[i] < need || got[i] >= need + MiB)
+				fail_msg("%s: %zu bytes allocated, its map=dev "
+					 "descriptors need %zu", path[i], got[i],
+					 need);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		ntm_ns_close(ns[i]);
+	assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 /* --- bad input ---------------------------------------------------------- */
 
 struct bad_create {
@@ -1405,6 +1494,7 @@ int main(int argc, char **argv)
 	add_test(tests, &nt, "dev_reserve", test_dev_reserve, NULL);
 	if (nt && tests[nt - 1].test_func == test_dev_reserve)
 		tests[nt - 1].teardown_func = tmpfs_teardown;
+	add_test(tests, &nt, "dev_reserve_two", test_dev_reserve_two, NULL);
 	add_test(tests, &nt, "bad_create", test_bad_create, NULL);
 	add_test(tests, &nt, "bad_set_init", test_bad_set_init, NULL);
 	add_test(tests, &nt, "dedup", test_dedup, NULL);
