@@ -76,13 +76,14 @@ void *ntm_memcpy_flush_unbound(void *dst, const void *src, size_t n)
 	return d->memcpy_flush(dst, src, n);
 }
 
-void *ntm_memset_nt_unbound(void *dst, int c, size_t n)
+void *ntm_memset_flush_unbound(void *dst, int c, size_t n)
 {
 	const struct ntm_dispatch *d = ntm_dispatch();
 
-	if (__atomic_load_n(&ntm_bound.memset_nt, __ATOMIC_RELAXED) != d->memset_nt)
-		__atomic_store_n(&ntm_bound.memset_nt, d->memset_nt, __ATOMIC_RELAXED);
-	return d->memset_nt(dst, c, n);
+	if (__atomic_load_n(&ntm_bound.memset_flush, __ATOMIC_RELAXED) != d->memset_flush)
+		__atomic_store_n(&ntm_bound.memset_flush, d->memset_flush,
+				 __ATOMIC_RELAXED);
+	return d->memset_flush(dst, c, n);
 }
 
 /* GNU IFUNC: ELF, a GNU C compiler, and glibc's dynamic linker to run it. */
@@ -106,9 +107,9 @@ void *ntm_generic_memcpy_flush_entry(void *dst, const void *src, size_t n)
 	return ntm_memcpy_flush_unbound(dst, src, n);
 }
 
-void *ntm_generic_memset_nt_entry(void *dst, int c, size_t n)
+void *ntm_generic_memset_flush_entry(void *dst, int c, size_t n)
 {
-	return ntm_memset_nt_unbound(dst, c, n);
+	return ntm_memset_flush_unbound(dst, c, n);
 }
 
 /* Named only in an ifunc attribute, which clang 14 does not count as a use. */
@@ -156,16 +157,16 @@ NTM_EARLY RESOLVER copy_fn resolve_memcpy_flush(void)
 	return ntm_memcpy_flush_unbound;
 }
 
-NTM_EARLY RESOLVER set_fn resolve_memset_nt(void)
+NTM_EARLY RESOLVER set_fn resolve_memset_flush(void)
 {
 	switch (best_isa()) {
 #define NTM_VARIANT(name, level, needs) \
 	case level:                     \
-		return ntm_##name##_memset_nt_entry;
+		return ntm_##name##_memset_flush_entry;
 #include "variants.def"
 #undef NTM_VARIANT
 	}
-	return ntm_memset_nt_unbound;
+	return ntm_memset_flush_unbound;
 }
 
 void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
@@ -173,7 +174,7 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 	__attribute__((ifunc("resolve_memcpy_flush")));
 void *ntm_memset_flush(void *dst, int c, size_t n)
-	__attribute__((ifunc("resolve_memset_nt")));
+	__attribute__((ifunc("resolve_memset_flush")));
 /*
  * The 0.1 name of ntm_memset_flush(): a second IFUNC symbol with the same
  * resolver, so both names bind to the same entry. (An alias of an IFUNC
@@ -181,7 +182,7 @@ void *ntm_memset_flush(void *dst, int c, size_t n)
  * resolved the same way.)
  */
 void *ntm_memset_nt(void *dst, int c, size_t n)
-	__attribute__((ifunc("resolve_memset_nt")));
+	__attribute__((ifunc("resolve_memset_flush")));
 #else
 void *ntm_memcpy_nt(void *dst, const void *src, size_t n)
 {
@@ -195,7 +196,7 @@ void *ntm_memcpy_flush(void *dst, const void *src, size_t n)
 
 void *ntm_memset_flush(void *dst, int c, size_t n)
 {
-	return ntm_memset_nt_unbound(dst, c, n);
+	return ntm_memset_flush_unbound(dst, c, n);
 }
 
 /* The 0.1 name of ntm_memset_flush(): the same code under a second name. */

@@ -25,7 +25,7 @@ void *ntm_generic_memcpy_flush(void *dst, const void *src, size_t n)
 	return dst;
 }
 
-void *ntm_generic_memset_nt(void *dst, int c, size_t n)
+void *ntm_generic_memset_flush(void *dst, int c, size_t n)
 {
 	ntm_store_fill(dst, c, n);
 	ntm_flush_lines(dst, n);

@@ -15,7 +15,7 @@
 #include "dispatch.h"
 
 /*
- * What the exported ntm_memcpy_nt(), ntm_memcpy_flush() and ntm_memset_nt()
+ * What the exported ntm_memcpy_nt(), ntm_memcpy_flush() and ntm_memset_flush()
  * resolve to (src/copy.c): each variant's functions behind a check that
  * the dispatch table uses them, with the copy policy; x86-64 only.
  */
@@ -23,7 +23,7 @@
 	void *ntm_##name##_memcpy_nt_entry(void *dst, const void *src, size_t n); \
 	void *ntm_##name##_memcpy_flush_entry(void *dst, const void *src,         \
 					      size_t n);                          \
-	void *ntm_##name##_memset_nt_entry(void *dst, int c, size_t n);
+	void *ntm_##name##_memset_flush_entry(void *dst, int c, size_t n);
 #include "variants.def"
 #undef NTM_VARIANT
 
@@ -68,7 +68,7 @@ static inline void *ntm_memcpy_cached(void *dst, const void *src, size_t n)
 struct ntm_bound {
 	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
 	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
-	void *(*memset_nt)(void *dst, int c, size_t n);
+	void *(*memset_flush)(void *dst, int c, size_t n);
 };
 extern struct ntm_bound ntm_bound __attribute__((visibility("hidden")));
 
@@ -81,7 +81,7 @@ void *ntm_memcpy_nt_unbound(void *dst, const void *src, size_t n)
 	__attribute__((visibility("hidden")));
 void *ntm_memcpy_flush_unbound(void *dst, const void *src, size_t n)
 	__attribute__((visibility("hidden")));
-void *ntm_memset_nt_unbound(void *dst, int c, size_t n)
+void *ntm_memset_flush_unbound(void *dst, int c, size_t n)
 	__attribute__((visibility("hidden")));
 
 #endif /* NTMEM_COPY_POLICY_H */

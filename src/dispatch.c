@@ -27,7 +27,7 @@ static const struct ntm_variant variants[] = {
 	{ .name = #nm, .isa = level, .needs = need,                        \
 	  .memcpy_nt = ntm_##nm##_memcpy_nt,                               \
 	  .memcpy_flush = ntm_##nm##_memcpy_flush,                         \
-	  .memset_flush = ntm_##nm##_memset_nt },
+	  .memset_flush = ntm_##nm##_memset_flush },
 #include "variants.def"
 #undef NTM_VARIANT
 };
@@ -179,7 +179,7 @@ static void choose(void)
 	chosen.variant = ntm_variant_select(chosen.features, isa_cap);
 	chosen.memcpy_nt = chosen.variant->memcpy_nt;
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
-	chosen.memset_nt = chosen.variant->memset_flush;
+	chosen.memset_flush = chosen.variant->memset_flush;
 	chosen.nt_threshold = env.nt_threshold;
 	chosen.flush_insn = ntm_flush_select(chosen.features, flush_cap);
 	chosen.domain_override = env.persist_domain < 0 ? NTM_PERSIST_NONE

@@ -27,7 +27,7 @@
 #define NTM_VARIANT(name, isa, needs)                                         \
 	void *ntm_##name##_memcpy_nt(void *dst, const void *src, size_t n);    \
 	void *ntm_##name##_memcpy_flush(void *dst, const void *src, size_t n); \
-	void *ntm_##name##_memset_nt(void *dst, int c, size_t n);
+	void *ntm_##name##_memset_flush(void *dst, int c, size_t n);
 #include "variants.def"
 #undef NTM_VARIANT
 
@@ -36,7 +36,7 @@ struct ntm_dispatch {
 	const struct ntm_variant *variant;
 	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
 	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
-	void *(*memset_nt)(void *dst, int c, size_t n);
+	void *(*memset_flush)(void *dst, int c, size_t n);
 	void (*flush)(const void *p, size_t n, size_t line); /* NULL: none */
 	/* write back, invalidate and complete (ntm_invalidate()); NULL: none */
 	void (*invalidate)(const void *p, size_t n, size_t line);

@@ -451,7 +451,7 @@ static void test_dispatched(void **state)
 	assert_ptr_equal(d->variant, act);
 	assert_ptr_equal(d->memcpy_nt, ntm_variant_memcpy_nt(act));
 	assert_ptr_equal(d->memcpy_flush, ntm_variant_memcpy_flush(act));
-	assert_ptr_equal(d->memset_nt, ntm_variant_memset_flush(act));
+	assert_ptr_equal(d->memset_flush, ntm_variant_memset_flush(act));
 	assert_true(ntm_variant_supported(act));
 	run_case(tc, disp_memcpy_nt, disp_memcpy_flush, disp_memset_flush, true);
 	/*
@@ -469,8 +469,8 @@ static void test_dispatched(void **state)
 						 __ATOMIC_RELAXED), d->memcpy_flush);
 		break;
 	case OP_MEMSET_FLUSH:
-		assert_ptr_equal(__atomic_load_n(&ntm_bound.memset_nt,
-						 __ATOMIC_RELAXED), d->memset_nt);
+		assert_ptr_equal(__atomic_load_n(&ntm_bound.memset_flush,
+						 __ATOMIC_RELAXED), d->memset_flush);
 		break;
 	}
 }

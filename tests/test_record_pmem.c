@@ -37,7 +37,7 @@
  *     non-temporal memcpy has no write-back and every unit wholly inside
  *     a copy of 256 bytes or more DURABLE (shorter unaligned copies are
  *     ordinary stores in ntm_memcpy_nt()); a non-temporal memset all
- *     DURABLE (ntm_memset_nt() writes back its byte-stored ends itself).
+ *     DURABLE (ntm_memset_flush() writes back its byte-stored ends itself).
  *     The deep functions write back regardless, as PMDK's do.
  *
  * pmem_msync() goes through the page cache, which the recorder cannot see:
@@ -150,7 +150,7 @@ static void begin(unsigned char *d, size_t len)
 /*
  * After a flushing call and its drain, under PMEM_NO_FLUSH=1: what the
  * recorder sees (see the top of the file). @nt: the copy was non-temporal;
- * @memset: by ntm_memset_nt().
+ * @memset: by ntm_memset_flush().
  */
 static void expect_no_flush(const unsigned char *d, size_t len, bool nt,
 			    bool is_memset, const char *what, unsigned flags)

@@ -159,7 +159,7 @@ void *ntm_neon_memcpy_flush(void *dst, const void *src, size_t n)
 	return copy_body(dst, src, n, false);
 }
 
-void *ntm_neon_memset_nt(void *dst, int c, size_t n)
+void *ntm_neon_memset_flush(void *dst, int c, size_t n)
 {
 	unsigned char *d = dst;
 	unsigned char pattern[32];

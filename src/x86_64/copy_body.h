@@ -364,7 +364,7 @@ void *FN(memcpy_flush)(void *dst, const void *src, size_t n)
 	return copy_body(dst, src, n, true);
 }
 
-void *FN(memset_nt)(void *dst, int c, size_t n)
+void *FN(memset_flush)(void *dst, int c, size_t n)
 {
 	unsigned char *d = dst;
 	unsigned char byte = (unsigned char)c;
@@ -461,10 +461,11 @@ void *FN(memcpy_flush_entry)(void *dst, const void *src, size_t n)
 	return FN(memcpy_flush_policy)(dst, src, n);
 }
 
-void *FN(memset_nt_entry)(void *dst, int c, size_t n)
+void *FN(memset_flush_entry)(void *dst, int c, size_t n)
 {
-	if (__builtin_expect(__atomic_load_n(&ntm_bound.memset_nt,
-					     __ATOMIC_RELAXED) != FN(memset_nt), 0))
-		return ntm_memset_nt_unbound(dst, c, n);
-	return FN(memset_nt)(dst, c, n);
+	if (__builtin_expect(__atomic_load_n(&ntm_bound.memset_flush,
+					     __ATOMIC_RELAXED) !=
+			     FN(memset_flush), 0))
+		return ntm_memset_flush_unbound(dst, c, n);
+	return FN(memset_flush)(dst, c, n);
 }
