@@ -52,6 +52,14 @@ struct arena {
 	_Atomic uint32_t *rtt;	/* per lane: the block its reader holds */
 	uint8_t *suspect;	/* blocks referenced twice: reads fail */
 	_Atomic bool bad;	/* metadata not trusted: no writes */
+	/*
+	 * The map was scanned (arena_ready()), or laid out by us. Open
+	 * reads only the info blocks and the flog, so that it costs the
+	 * same at 1 GiB and at 512 GiB; the pass over the map that keeps a
+	 * flipped entry from returning another LBA's data is made before
+	 * the arena's first read or write instead.
+	 */
+	_Atomic bool scanned;
 };
 
 struct map_lock {
@@ -588,7 +596,6 @@ static int arena_load(struct ntm_btt *b, unsigned k, uint64_t off,
 		      const struct btt_info *i, uint64_t ext_start)
 {
 	struct arena *a = &b->arenas[k];
-	int ret;
 
 	a->ext_start = ext_start;
 	a->external_nlba = i->external_nlba;
@@ -611,9 +618,29 @@ static int arena_load(struct ntm_btt *b, unsigned k, uint64_t off,
 	if (i->flags & BTT_INFO_FLAG_ERROR)
 		arena_bad(b, a, k, "info block has the error flag, flags",
 			  i->flags);
-	ret = arena_replay(b, a, k);
-	if (!ret)
-		ret = arena_scan(b, a, k, false);
+	return arena_replay(b, a, k);
+}
+
+/*
+ * Before the first read or write of an arena opened from media: scan its
+ * map once (arena_scan()), so that a block referenced twice is never read
+ * or handed out as free. Every later access costs one acquire load.
+ */
+static int arena_ready(struct ntm_btt *b, struct arena *a)
+{
+	int ret = 0;
+
+	if (atomic_load_explicit(&a->scanned, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&b->layout_lock);
+	if (!atomic_load_explicit(&a->scanned, memory_order_relaxed)) {
+		ret = arena_scan(b, a, (unsigned)(a - b->arenas), false);
+		if (!ret)
+			/* Release: suspect[] and bad are set before it shows. */
+			atomic_store_explicit(&a->scanned, true,
+					      memory_order_release);
+	}
+	pthread_mutex_unlock(&b->layout_lock);
 	return ret;
 }
 
@@ -783,6 +810,10 @@ static int layout_create(struct ntm_btt *b)
 		ret = layout_read(b);
 	if (ret == 1)
 		ret = ntm_error(-EIO, "btt: the new layout does not read back");
+	/* Maps we just wrote need no scan: every entry is initial. */
+	for (unsigned k = 0; !ret && k < b->narena; k++)
+		atomic_store_explicit(&b->arenas[k].scanned, true,
+				      memory_order_relaxed);
 	return ret;
 }
 
@@ -999,6 +1030,9 @@ int ntm_btt_read(struct ntm_btt *b, unsigned lane, uint64_t lba, void *buf)
 		return 0;
 	}
 	a = lba_arena(b, lba, &pre);
+	ret = arena_ready(b, a);
+	if (ret)
+		return ret;
 	e = map_load(&a->map[pre]);
 	for (;;) {
 		uint32_t fl = e & BTT_MAP_FLAGS;
@@ -1107,6 +1141,9 @@ static int write_prep(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	if (ret)
 		return ret;
 	*ap = lba_arena(b, lba, pre);
+	ret = arena_ready(b, *ap);
+	if (ret)
+		return ret;
 	if (arena_is_bad(*ap))
 		return ntm_error(-EROFS, "btt: lba %llu: its arena is read-only",
 				 (unsigned long long)lba);
