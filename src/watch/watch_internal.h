@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * watch/watch_internal.h - what the files of the checker behind
+ * `ntmem check` share (watch.c gives the overview): the lock, the watched
+ * ranges and their page records, thread numbering, the real libc
+ * functions, the report's names, and the helpers the hot paths (a
+ * write-back, a fence, a fault) call across files, inline here so that
+ * the split costs them no call. Private: only src/watch/watch*.c include
+ * it.
+ *
+ * Locking: one spin lock, taken by the fault handler too (a signal handler
+ * cannot take a mutex). No code holding it stores to a watched page, so a
+ * thread never faults while holding it; it may read them.
+ */
+#ifndef NTMEM_WATCH_INTERNAL_H
+#define NTMEM_WATCH_INTERNAL_H
+
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#include "watch/watch.h"
+#include "watch/watch_pmemobj.h"
+
+/* Nothing here is exported: no GOT between the checker's files. */
+#pragma GCC visibility push(hidden)
+
+#define PAGE 4096u
+#define LINE 64u
+#define LINES (PAGE / LINE)	/* 64: one bit per line in a uint64_t */
+#define MAX_FRAMES 16
+/* Mappings watched at once: namespaces, pmem_map_file()s, discoveries. */
+#define MAX_RANGES 256
+/* Page records allocated with one mmap() (the handler cannot malloc()). */
+#define PAGES_PER_CHUNK 64
+
+/* --- the report's names (<ntmem/check_report.def>; watch_names.c) ------- */
+
+enum rec_type {
+#define NTM_CHECK_RECORD(id, name) REC_##id,
+#include <ntmem/check_report.def>
+};
+
+/* What a line not durable is found to be (BUG_NONE: nothing). */
+enum bug_kind {
+	BUG_NONE,
+#define NTM_CHECK_BUG_KIND(id, name, found, words) BUG_##id,
+#include <ntmem/check_report.def>
+};
+
+enum bug_when {
+#define NTM_CHECK_BUG_WHEN(id, name) WHEN_##id,
+#include <ntmem/check_report.def>
+};
+
+/* The kinds of performance notes. */
+enum perf_kind {
+#define NTM_CHECK_PERF_KIND(id, name, words) PERF_##id,
+#include <ntmem/check_report.def>
+};
+
+enum note_kind {
+#define NTM_CHECK_NOTE_KIND(id, name) NOTE_##id,
+#include <ntmem/check_report.def>
+};
+
+enum end_how {
+#define NTM_CHECK_END_HOW(id, name) HOW_##id,
+#include <ntmem/check_report.def>
+};
+
+/* Each enum's names as the report spells them, indexed by it. */
+extern const char *const watch_record_names[];
+extern const char *const watch_bug_names[];	/* [BUG_NONE]: NULL */
+extern const char *const watch_when_names[];
+extern const char *const watch_perf_names[];
+extern const char *const watch_note_names[];
+extern const char *const watch_how_names[];
+
+/* --- ranges and pages (watch_pages.c, watch_maps.c) ---------------------- */
+
+struct wrange;
+
+/* A page stored to since it was last all durable. */
+struct wpage {
+	uint8_t image[PAGE];	/* each line as it was when last durable */
+	uint8_t wbdata[PAGE];	/* each line as its last write-back saw it */
+	uint64_t wb;		/* lines written back since last durable */
+	uint32_t wb_thread[LINES];	/* wb: the thread whose fence counts */
+	uint64_t pending;	/* lines a point passed while not durable */
+	uint64_t deferred;	/* pending, not reported eagerly: the end judges */
+	uint8_t reason[LINES];	/* pending: enum bug_kind at that point */
+	uint32_t point[LINES];	/* pending: the first point that passed it */
+	uintptr_t addr;
+	struct wrange *range;
+	uint32_t thread;	/* the thread that last made it writable */
+	bool writable;		/* not write-protected: stores go unseen */
+	bool meta;		/* all libpmemobj's metadata (its lanes...) */
+	bool warm;		/* meta, kept writable after it was durable */
+	uint8_t idle;		/* warm: fences since it last changed */
+	uint8_t list;		/* enum page_list */
+	int nframes;
+	void *frames[MAX_FRAMES];	/* the first store */
+	struct wpage *prev, *next;	/* in its list (next: the free list) */
+};
+
+/*
+ * Where a page record is: ACTIVE pages were stored to or written back
+ * since their thread's last fence, which settles them; RESTING pages hold
+ * pending lines but are write-protected again, and a fence passes them by
+ * until a store or a write-back makes them active again (so a program
+ * that leaves many lines pending does not pay for them at every fence).
+ */
+enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_COUNT };
+
+/* What a program's mprotect() set on a page (PROT_SET | its prot). */
+#define PROT_SET 0x40000000
+
+/* A page of a watched mapping. */
+struct wslot {
+	struct wpage *page;	/* NULL when all durable */
+	int prot;		/* 0: the range's; else PROT_SET | the program's */
+};
+
+/* A watched mapping. */
+struct wrange {
+	uintptr_t start, end;	/* page aligned */
+	int prot;		/* what the program mapped it with */
+	off_t off;		/* file offset of start */
+	char *path;		/* NULL: anonymous */
+	struct wslot *slots;	/* per page */
+	size_t table_bytes;	/* of slots, as mapped (a cut keeps them) */
+};
+
+/* A persistence point that left lines pending. */
+struct point {
+	const char *name;	/* the API function: pmem_drain, ... */
+	int nframes;
+	void *frames[MAX_FRAMES];
+};
+
+/* Pages not all durable, per enum page_list; page records free. */
+extern struct wpage *watch_lists[LIST_COUNT];
+extern struct wpage *watch_free_pages;
+/* The watched mappings (watch_maps.c). */
+extern struct wrange *watch_ranges[MAX_RANGES];
+extern unsigned watch_nranges;
+
+/* --- the state of watch.c ------------------------------------------------ */
+
+extern int watch_report_fd;
+/* NTMEM_CHECK_EAGER=1: a line not durable is reported at its point. */
+extern bool watch_eager;
+/* NTMEM_PERSIST_DOMAIN=cpu_cache: a fence alone makes stores durable. */
+extern bool watch_cpu_cache;
+extern int watch_lock_word;
+extern uint32_t watch_next_thread;
+/* The preload shim registered: it tells of the calls into libpmemobj. */
+extern bool watch_shim_present;
+
+extern __thread uint32_t watch_self __attribute__((tls_model("initial-exec")));
+/* Inside the checker: a fault here is a real one, events are ours. */
+extern __thread int watch_inside __attribute__((tls_model("initial-exec")));
+/* Fences of this thread: a run of noted write-backs ends at one. */
+extern __thread uint64_t watch_my_fences
+	__attribute__((tls_model("initial-exec")));
+
+/* libc's own, past the preload shim's (watch_start()). */
+extern int (*watch_real_sigaction)(int, const struct sigaction *,
+				   struct sigaction *);
+extern int (*watch_real_mprotect)(void *, size_t, int);
+extern int (*watch_real_munmap)(void *, size_t);
+extern void *(*watch_real_mremap)(void *, size_t, size_t, int, ...);
+
+/* --- libpmemobj transactions (watch_tx.c) -------------------------------- */
+
+struct wtx;
+/* Calls into libpmemobj this thread is in (the shim's wrappers), and
+ * calls of its persistence functions (pmemobj_persist(), ...). */
+extern __thread unsigned watch_obj_depth
+	__attribute__((tls_model("initial-exec")));
+extern __thread unsigned watch_obj_asked
+	__attribute__((tls_model("initial-exec")));
+/* The calling thread's open transaction, or NULL. */
+extern __thread struct wtx *watch_my_tx
+	__attribute__((tls_model("initial-exec")));
+
+/* --- helpers of every file ----------------------------------------------- */
+
+static inline void watch_lock(void)
+{
+	while (__atomic_exchange_n(&watch_lock_word, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&watch_lock_word, __ATOMIC_RELAXED))
+			sched_yield();	/* the holder may need this core */
+}
+
+static inline void watch_unlock(void)
+{
+	__atomic_store_n(&watch_lock_word, 0, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t watch_thread_number(void)
+{
+	if (!watch_self)
+		watch_self = __atomic_fetch_add(&watch_next_thread, 1, __ATOMIC_RELAXED);
+	return watch_self;
+}
+
+static inline uintptr_t watch_page_down(uintptr_t a)
+{
+	return a & ~(uintptr_t)(PAGE - 1);
+}
+
+static inline uintptr_t watch_page_up(uintptr_t a)
+{
+	return (a + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+}
+
+static inline struct wrange *watch_range_of(uintptr_t a)
+{
+	for (unsigned i = 0; i < watch_nranges; i++)
+		if (a >= watch_ranges[i]->start && a < watch_ranges[i]->end)
+			return watch_ranges[i];
+	return NULL;
+}
+
+static inline struct wslot *watch_slot_at(const struct wrange *r, uintptr_t a)
+{
+	return &r->slots[(a - r->start) / PAGE];
+}
+
+static inline struct wpage **watch_slot_of(const struct wrange *r, uintptr_t a)
+{
+	return &watch_slot_at(r, a)->page;
+}
+
+/* The protection the program wants page @a of @r to have. */
+static inline int watch_prog_prot(const struct wrange *r, uintptr_t a)
+{
+	int p = watch_slot_at(r, a)->prot;
+
+	return p ? p & ~PROT_SET : r->prot;
+}
+
+/*
+ * What a page gets while it is watched: the program's protection, less
+ * PROT_WRITE unless its record says its stores go unseen (so that the
+ * first store faults). A page the program cannot write stays as it asked.
+ */
+static inline int watch_watched_prot(int prog, bool writable)
+{
+	return writable ? prog : prog & ~PROT_WRITE;
+}
+
+static inline bool watch_prot_readable(int prot)
+{
+	return prot & (PROT_READ | PROT_WRITE);
+}
+
+static inline void watch_page_free(struct wpage *wp)
+{
+	wp->next = watch_free_pages;
+	watch_free_pages = wp;
+}
+
+static inline void watch_list_del(struct wpage *wp)
+{
+	if (wp->prev)
+		wp->prev->next = wp->next;
+	else
+		watch_lists[wp->list] = wp->next;
+	if (wp->next)
+		wp->next->prev = wp->prev;
+	wp->list = LIST_NONE;
+}
+
+static inline void watch_list_move(struct wpage *wp, enum page_list to)
+{
+	if (wp->list == to)
+		return;
+	if (wp->list != LIST_NONE)
+		watch_list_del(wp);
+	wp->prev = NULL;
+	wp->next = watch_lists[to];
+	if (wp->next)
+		wp->next->prev = wp;
+	watch_lists[to] = wp;
+	wp->list = (uint8_t)to;
+}
+
+/* Write-protect a page again: its next store faults. */
+static inline void watch_page_protect(struct wpage *wp)
+{
+	if (wp->writable)
+		watch_real_mprotect((void *)wp->addr, PAGE,
+			      watch_watched_prot(watch_prog_prot(wp->range, wp->addr), false));
+	wp->writable = false;
+	wp->warm = false;
+}
+
+/* Forget a page that is all durable (or judged): protect it again. */
+static inline void watch_page_clean(struct wpage *wp)
+{
+	watch_list_del(wp);
+	*watch_slot_of(wp->range, wp->addr) = NULL;
+	watch_page_protect(wp);
+	watch_page_free(wp);
+}
+
+/* Whether line @l of a page whose contents are @now is as in @copy. */
+static inline bool watch_line_is(const uint8_t *now, unsigned l, const uint8_t *copy)
+{
+	return !memcmp(now + l * LINE, copy + l * LINE, LINE);
+}
+
+const uint8_t *watch_page_read(const struct wpage *wp);
+
+/*
+ * The contents of @wp now: the page itself, or when the program made it
+ * unreadable, a copy (watch_page_read()). Lock held.
+ */
+static inline const uint8_t *watch_page_now(const struct wpage *wp)
+{
+	if (watch_prot_readable(watch_prog_prot(wp->range, wp->addr)))
+		return (const uint8_t *)wp->addr;
+	return watch_page_read(wp);
+}
+
+/*
+ * Whether what the calling thread writes back and fences under the call
+ * into libpmemobj @entry (the outermost libpmemobj frame of its backtrace;
+ * NULL: none) is libpmemobj's own doing, not asked for by the program. The
+ * shim tells when the program called one of libpmemobj's persistence
+ * functions; without it the entry's name tells, where no tail call hid
+ * it.
+ */
+static inline bool watch_obj_own_call(const void *entry)
+{
+	if (!entry)
+		return false;
+	return watch_shim_present ? !watch_obj_asked : watch_obj_entry_own(entry);
+}
+
+/* --- watch.c ------------------------------------------------------------- */
+
+/* A note record: information for the report's reader. */
+void watch_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void watch_judge_end(const char *point, enum end_how how, int status,
+		     int sig);
+
+/* --- watch_pages.c ------------------------------------------------------- */
+
+int watch_page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
+		     int nframes);
+bool watch_range_read(void *ctx, uint64_t off, void *buf, size_t n);
+bool watch_page_is_meta(struct wrange *r, uintptr_t a);
+
+/* --- watch_judge.c ------------------------------------------------------- */
+
+struct bad;
+
+/* Lines found not durable, to be reported together. */
+struct bad_list {
+	struct bad *v;
+	size_t n, cap;
+};
+
+int watch_capture(void **frames);
+void watch_page_judge(struct wpage *wp, struct bad_list *bl);
+void watch_report_all(struct bad_list *bl, enum bug_when when,
+		      const struct point *end);
+void watch_fence(void);
+
+/* --- watch_perf.c -------------------------------------------------------- */
+
+void watch_perf_count(int kind, uintptr_t lo, uintptr_t hi);
+void watch_perf_report(void);
+void watch_perf_forget(void);
+
+/* --- watch_maps.c -------------------------------------------------------- */
+
+void watch_drop_records(uintptr_t a, uintptr_t e, struct bad_list *bl,
+			struct wpage **gone);
+void watch_free_list(struct wpage *wp);
+struct wrange *watch_range_new(uintptr_t start, uintptr_t end,
+			       const char *path, off_t off, int prot);
+void watch_range_destroy(struct wrange *r);
+void watch_restore_prot(const struct wrange *r, uintptr_t a, uintptr_t e);
+void watch_note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
+			  const char *why);
+void watch_ranges_cut(uintptr_t a, uintptr_t e);
+void watch_forget(uintptr_t a, uintptr_t e, const char *why);
+bool watch_overlaps(uintptr_t a, uintptr_t e);
+void watch_discover(uintptr_t a);
+
+/* --- watch_remap.c ------------------------------------------------------- */
+
+int watch_protect(void *p, size_t n, int prot);
+void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want);
+
+/* --- watch_tx.c ---------------------------------------------------------- */
+
+void watch_tx_fault(uintptr_t a, void *const *frames, int n);
+int watch_tx_flush_repeat(uintptr_t lo, uintptr_t hi, int kind);
+void watch_pmemobj_tx(enum ntm_watch_obj what, const void *p, size_t n,
+		      const char *name);
+void watch_pmemobj_lock(const void *l);
+
+/*
+ * The performance note that the calling thread's write-back (or
+ * non-temporal store) of [lo, hi) earns, given what its lines said (@kind,
+ * or -1): none for one made inside a call into libpmemobj's transactions
+ * (libpmemobj's own write-backs are its policy, and telling so would take
+ * a backtrace per write-back); tx-flush-repeat for the program's own of a
+ * range its open transaction added, which the commit writes back again
+ * (watch_tx_flush_repeat()). Lock held.
+ */
+static inline int watch_tx_perf_kind(uintptr_t lo, uintptr_t hi, int kind)
+{
+	if (watch_obj_depth)
+		return -1;
+	if (!watch_my_tx)
+		return kind;
+	return watch_tx_flush_repeat(lo, hi, kind);
+}
+
+/* --- watch_signals.c ----------------------------------------------------- */
+
+void watch_on_segv(int sig, siginfo_t *si, void *uc);
+int watch_segv_action(const struct sigaction *act, struct sigaction *old);
+void watch_fatal_install(void);
+const char *watch_signal_name(int sig, char *buf, size_t len);
+bool watch_keeps_signal(int sig);
+int watch_signal_action(int sig, const struct sigaction *act,
+			struct sigaction *old);
+void watch_will_store(void *p, size_t n);
+void watch_will_unmap(void *p, size_t n);
+
+#pragma GCC visibility pop
+
+#endif /* NTMEM_WATCH_INTERNAL_H */
