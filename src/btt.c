@@ -92,6 +92,7 @@ struct ntm_btt {
 	bool check_parent;
 	uint16_t major, minor;	/* what the media has, or what we write */
 	bool want_v2;		/* NTM_BTT_V2: an existing BTT must be 2.0 */
+	bool zeroed;		/* NTM_BTT_ZEROED: the map area reads zero */
 	int (*persist)(void *arg, const void *p, size_t n);
 	void *persist_arg;
 };
@@ -317,11 +318,28 @@ static const char *backup_describes(const struct btt_info *bak, uint64_t asize,
 	return NULL;
 }
 
-/* Write a whole info block (already little-endian) and make it durable. */
+/*
+ * Write a whole info block (already little-endian) and make it durable:
+ * all of it but the signature, durable, then the signature. A power cut
+ * in between leaves a block without the signature (has_sig() wants all
+ * 16 bytes), which open takes for none, never a signed block whose
+ * checksum fails: a lazy first write interrupted there leaves a range
+ * that opens as "no BTT yet", not one refused as damaged.
+ */
 static int info_write(struct ntm_btt *b, void *dst, const struct btt_info *i)
 {
-	ntm_memcpy_flush(dst, i, sizeof(*i));
-	return media_persist(b, dst, sizeof(*i));
+	static const char nosig[BTT_SIG_LEN];
+	unsigned char *d = dst;
+	int ret;
+
+	ntm_memcpy_flush(d, nosig, BTT_SIG_LEN);
+	ntm_memcpy_flush(d + BTT_SIG_LEN, (const unsigned char *)i + BTT_SIG_LEN,
+			 sizeof(*i) - BTT_SIG_LEN);
+	ret = media_persist(b, d, sizeof(*i));
+	if (ret)
+		return ret;
+	ntm_memcpy_flush(d, i->sig, BTT_SIG_LEN);
+	return media_persist(b, d, BTT_SIG_LEN);
 }
 
 /* --- layout --- */
@@ -376,9 +394,20 @@ static int layout_size(struct ntm_btt *b)
 	return 0;
 }
 
+static bool is_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 /*
- * Write a fresh BTT: per arena the map (all zero: every entry initial),
- * the flog (entry i owns block external_nlba + i), then the info blocks.
+ * Write a fresh BTT: per arena the map (all zero: every entry initial;
+ * skipped with NTM_BTT_ZEROED while the arena's flog area is zero, i.e.
+ * nothing was ever laid out there, as PMDK skips it for a pool it knows
+ * to be zero), the flog (entry i owns block external_nlba + i), then the
+ * info blocks.
  * The info blocks go last, and arena 0's primary last of all, each after
  * a persist: a valid info block proves the map and flog under it are on
  * media, so a crash during the layout leaves either no BTT or a whole one.
@@ -398,8 +427,10 @@ static int layout_write(struct ntm_btt *b)
 			return ntm_error(-ENOSPC, "btt: arena %u does not fit",
 					 k);
 		a = b->base + off;
-		ntm_memset_flush(a + i.mapoff, 0, btt_map_size(i.external_nlba));
 		flog = a + i.flogoff;
+		if (!b->zeroed || !is_zero(flog, btt_flog_size(i.nfree)))
+			ntm_memset_flush(a + i.mapoff, 0,
+					 btt_map_size(i.external_nlba));
 		for (uint32_t f = 0; f < i.nfree; f++) {
 			uint32_t pair[BTT_FLOG_PAIR / 4] = { 0 };
 			uint32_t blk = (i.external_nlba + f) | BTT_MAP_ZERO;
@@ -801,6 +832,36 @@ out:
 	return ret;
 }
 
+/*
+ * NTM_BTT_CREATE | NTM_BTT_LAZY: create without a layout, as PMDK's
+ * pmemblk_create(). An old BTT in the range must not be taken for the new
+ * one: open looks at arena 0's primary and at the backup position the
+ * range's geometry gives, so a signature in either is zeroed (those two
+ * 4 KiB blocks are all that is written, and only if signed). The other
+ * arenas' info blocks are reached only through arena 0's nextoff and are
+ * overwritten by the layout before arena 0's are written.
+ */
+static int layout_forget(struct ntm_btt *b)
+{
+	uint64_t asize = b->size > ntm_btt_max_arena ? ntm_btt_max_arena :
+						       b->size;
+	unsigned char *at[2] = { b->base, b->base + asize - BTT_INFO_SIZE };
+
+	for (int k = 0; k < 2; k++) {
+		int ret;
+
+		if (!has_sig(at[k]))
+			continue;
+		ntm_memset_flush(at[k], 0, BTT_INFO_SIZE);
+		ret = media_persist(b, at[k], BTT_INFO_SIZE);
+		if (ret)
+			return ntm_error_cause(ret, "btt: persist of the old BTT's "
+					       "%s info block, zeroed",
+					       k ? "backup" : "primary");
+	}
+	return 0;
+}
+
 /* Lay out a BTT over a range that has none yet, and load it. */
 static int layout_create(struct ntm_btt *b)
 {
@@ -837,7 +898,7 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 	if ((cfg->flags & NTM_BTT_CREATE) && (cfg->flags & NTM_BTT_READONLY))
 		return ntm_error(-EINVAL, "btt: CREATE and READONLY together");
 	ret = NTM_CONFIG_CHECK(cfg, NTM_BTT_CREATE | NTM_BTT_READONLY |
-				   NTM_BTT_LAZY | NTM_BTT_V2);
+				   NTM_BTT_LAZY | NTM_BTT_V2 | NTM_BTT_ZEROED);
 	if (ret)
 		return ret;
 	if (size < 3ull * BTT_INFO_SIZE + BTT_ALIGN)
@@ -854,6 +915,7 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 	b->persist = cfg->persist;
 	b->persist_arg = cfg->persist_arg;
 	b->want_v2 = cfg->flags & NTM_BTT_V2;
+	b->zeroed = cfg->flags & NTM_BTT_ZEROED;
 	b->major = b->want_v2 ? BTT2_MAJOR : BTT_MAJOR;
 	b->minor = b->want_v2 ? BTT2_MINOR : BTT_MINOR;
 	if (cfg->parent_uuid) {
@@ -868,9 +930,11 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 		if (!b->lbasize)
 			b->lbasize = BTT_MIN_LBASIZE;
 		ret = layout_size(b);
-		if (!ret)
+		if (!ret && (cfg->flags & NTM_BTT_LAZY))
+			ret = layout_forget(b);	/* laid out at the first write */
+		else if (!ret)
 			ret = layout_create(b);
-		if (!ret)
+		if (!ret && !(cfg->flags & NTM_BTT_LAZY))
 			atomic_store(&b->laidout, true);
 	} else {
 		ret = layout_read(b);

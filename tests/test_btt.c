@@ -414,8 +414,8 @@ static void test_config_reserved(void **state)
 		struct ntm_btt_config cfg = { .flags = NTM_BTT_CREATE };
 		char want[64];
 
-		/* Bits 0-3 are NTM_BTT_*: the first unknown one is bit 4. */
-		TU_SPOIL_CONFIG(&cfg, i, 1u << 4, want);
+		/* Bits 0-4 are NTM_BTT_*: the first unknown one is bit 5. */
+		TU_SPOIL_CONFIG(&cfg, i, 1u << 5, want);
 		b = (struct ntm_btt *)base;
 		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
 		assert_null(b);
@@ -458,6 +458,102 @@ static void test_lazy(void **state)
 	assert_int_equal(ntm_btt_read(b, 0, 3, r), 0);
 	assert_memory_equal(r, w, 512);
 	ntm_btt_close(b);
+	munmap(base, size);
+}
+
+/*
+ * CREATE | LAZY, as pmemblk_create(): over a zero range nothing is
+ * written; over an old BTT only its arena 0 info blocks are zeroed (no
+ * other byte changes), so the range opens as no BTT, lazily as zeros, and
+ * the first write lays out a new one in which the old BTT's sectors read
+ * as zeros (its flog is not zero, so NTM_BTT_ZEROED does not skip the
+ * map's zeros).
+ */
+static void test_lazy_create(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size), *snap = malloc(size);
+	unsigned flags = NTM_BTT_CREATE | NTM_BTT_LAZY;
+	unsigned char w[512], r[512];
+	struct ntm_btt_config cfg = { .lbasize = 512 };
+	struct ntm_btt *b = open_btt(base, size, 512, flags);
+	size_t asize = size;
+
+	(void)state;
+	assert_non_null(snap);
+	assert_true(ntm_btt_nlba(b) > 0);
+	assert_int_equal(ntm_btt_read(b, 0, 5, r), 0);
+	for (size_t i = 0; i < size; i++)
+		assert_int_equal(base[i], 0);	/* nothing written */
+	ntm_btt_close(b);
+
+	/* An old BTT with sectors 3 and 5 written. */
+	b = open_btt(base, size, 512, NTM_BTT_CREATE);
+	pattern(w, 512, 5, 1);
+	assert_int_equal(ntm_btt_write(b, 0, 5, w), 0);
+	assert_int_equal(ntm_btt_write(b, 0, 3, w), 0);
+	ntm_btt_close(b);
+	memcpy(snap, base, size);
+	b = open_btt(base, size, 512, flags | NTM_BTT_ZEROED);
+	for (size_t i = 0; i < size; i++) {
+		bool info = i < BTT_INFO_SIZE || i >= asize - BTT_INFO_SIZE;
+
+		if (info && base[i])
+			fail_msg("old info block byte %zu not zeroed", i);
+		if (!info && base[i] != snap[i])
+			fail_msg("byte %zu changed by the create", i);
+	}
+	assert_int_equal(ntm_btt_read(b, 0, 5, r), 0);
+	assert_true(r[0] == 0 && !memcmp(r, r + 1, 511));
+	ntm_btt_close(b);
+	assert_int_equal(ntm_btt_open(&b, base, size, &cfg), -EINVAL);
+
+	/* The first write lays the new BTT out: the old sectors are gone. */
+	b = open_btt(base, size, 512, NTM_BTT_LAZY | NTM_BTT_ZEROED);
+	pattern(w, 512, 3, 2);
+	assert_int_equal(ntm_btt_write(b, 0, 3, w), 0);
+	ntm_btt_close(b);
+	b = open_btt(base, size, 512, 0);
+	assert_int_equal(ntm_btt_check(b), 0);
+	assert_int_equal(ntm_btt_read(b, 0, 3, r), 0);
+	assert_memory_equal(r, w, 512);
+	assert_int_equal(ntm_btt_read(b, 0, 5, r), 0);
+	assert_true(r[0] == 0 && !memcmp(r, r + 1, 511));
+	ntm_btt_close(b);
+	free(snap);
+	munmap(base, size);
+}
+
+/*
+ * NTM_BTT_ZEROED spares the layout the map's zeros on a range that never
+ * held a BTT (zero flog area): a byte planted in the map area survives
+ * the first write; without the flag the layout zeroes it.
+ */
+static void test_zeroed_skips_map(void **state)
+{
+	size_t size = 2 * MiB;
+	unsigned char *base = region(size);
+	unsigned char w[512];
+	uint64_t mapoff;
+	struct ntm_btt *b = open_btt(base, size, 512, NTM_BTT_CREATE);
+
+	(void)state;
+	memcpy(&mapoff, base + offsetof(struct btt_info, mapoff), 8);
+	mapoff = le64toh(mapoff);
+	ntm_btt_close(b);
+	pattern(w, 512, 1, 1);
+	for (int zeroed = 0; zeroed < 2; zeroed++) {
+		/* A map byte no LBA written here uses: LBA 100's entry. */
+		unsigned char *canary = base + mapoff + 4 * 100 + 1;
+
+		memset(base, 0, size);
+		*canary = 0x5a;
+		b = open_btt(base, size, 512, NTM_BTT_CREATE | NTM_BTT_LAZY |
+				      (zeroed ? NTM_BTT_ZEROED : 0));
+		assert_int_equal(ntm_btt_write(b, 0, 1, w), 0);
+		ntm_btt_close(b);
+		assert_int_equal(*canary, zeroed ? 0x5a : 0);
+	}
 	munmap(base, size);
 }
 
@@ -1412,6 +1508,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_config_reserved),
 		cmocka_unit_test(test_lazy),
+		cmocka_unit_test(test_lazy_create),
+		cmocka_unit_test(test_zeroed_skips_map),
 		cmocka_unit_test(test_open_skips_map),
 		cmocka_unit_test(test_two_arenas),
 		cmocka_unit_test(test_backup_position),

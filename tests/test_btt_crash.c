@@ -17,7 +17,12 @@
  * interleaved at every persist (two threads passing a baton in the
  * persist callback, so one stores at a time, as the crash engine needs;
  * their LBAs lie under different map locks);
- * set_zero/set_error among the writes.
+ * set_zero/set_error among the writes; the first writes of a BTT opened
+ * with NTM_BTT_LAZY over a zero range (PMDK's fresh pool), whose first
+ * lays the BTT out: every image opens (lazily) as no BTT yet, every
+ * sector zero, or as the whole layout holding the writes made or in
+ * flight - never a half-laid-out BTT refused, read-only or reading
+ * wrong data. With NTM_BTT_ZEROED too (the map's zeros not written).
  *
  * NTMEM_CRASH_SCALE=N multiplies the writes and the samples per point
  * (`make crash` runs it with a large N).
@@ -48,6 +53,7 @@ struct run {
 	int flag[NLBA_USED];	/* 1 zero, 2 error: last completed setf */
 	unsigned nwrites;
 	int lanes;		/* 1 or 2 */
+	unsigned open_flags;	/* how check() opens an image */
 	/* Two-lane baton: whose turn it is to store. */
 	pthread_mutex_t m;
 	pthread_cond_t cv;
@@ -90,7 +96,9 @@ static int check(void *image, size_t size, void *arg)
 {
 	struct run *r = arg;
 	struct ntm_btt *b;
-	struct ntm_btt_config cfg = { .lbasize = LBASIZE };
+	/* nfree: the geometry of a lazy open that finds no BTT yet. */
+	struct ntm_btt_config cfg = { .lbasize = LBASIZE, .nfree = NFREE,
+				      .flags = r->open_flags };
 	unsigned char buf[LBASIZE];
 	int bad = 0;
 
@@ -262,6 +270,70 @@ static void two_lanes(void *arg)
 		pthread_join(r->owner[i], NULL);
 }
 
+/* The first writes of a lazy BTT: the first lays it out. */
+static void lazy_first(void *arg)
+{
+	struct run *r = arg;
+
+	for (unsigned i = 0; i < r->nwrites; i++)
+		do_write(r, 0, (i * 5 + 3) % NLBA_USED, i + 1);
+}
+
+static int run_lazy(const char *name, unsigned flags, struct run *total)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	struct ntm_btt_config bc = {
+		.lbasize = LBASIZE, .nfree = NFREE, .nlanes = 2,
+		.flags = NTM_BTT_LAZY | flags,
+	};
+	struct ntm_crash_config cc = {
+		.size = SIZE,
+		.points = NTM_CRASH_AT_FENCE | NTM_CRASH_AT_WRITEBACK,
+		.samples = (unsigned)(192 * scale),
+		.seed = 0x6c617a79 + flags,
+		.check = check,
+		.stop_at_first = 1,
+	};
+	struct ntm_crash_result res;
+	int ret;
+
+	r->base = aligned_alloc(4096, SIZE);
+	memset(r->base, 0, SIZE);	/* a fresh pool: nothing written */
+	r->lanes = 1;
+	r->nwrites = 3;
+	/* The images hold no BTT or a whole one: both open lazily. */
+	r->open_flags = NTM_BTT_LAZY;
+	if (ntm_btt_open(&r->btt, r->base, SIZE, &bc)) {
+		fprintf(stderr, "btt_crash: lazy open: %s\n", ntm_errmsg());
+		return 1;
+	}
+	cc.region = r->base;
+	cc.arg = r;
+	ret = ntm_crash_run(&cc, lazy_first, r, &res);
+	printf("btt_crash %s: %u writes, the first laying the BTT out: %llu "
+	       "crash points (at most %llu units pending), %llu states, %llu "
+	       "failures; sectors read old %llu, new %llu, torn %llu, other "
+	       "LBA %llu\n", name, r->nwrites, (unsigned long long)res.points,
+	       (unsigned long long)res.max_pending,
+	       (unsigned long long)res.states,
+	       (unsigned long long)res.failures,
+	       (unsigned long long)r->old, (unsigned long long)r->new,
+	       (unsigned long long)r->torn, (unsigned long long)r->other);
+	if (ret)
+		ntm_crash_report(&res, NULL);
+	total->images += res.states;
+	total->torn += r->torn + r->other;
+	ntm_btt_close(r->btt);
+	if (ret || r->failed || !res.states)
+		return 1;
+	/* After the run: laid out, durable, opening without NTM_BTT_LAZY. */
+	r->open_flags = 0;
+	ret = check(r->base, SIZE, r);
+	free(r->base);
+	free(r);
+	return ret;
+}
+
 /* --- driver --------------------------------------------------------------------- */
 
 static int run_one(const char *name, int lanes, unsigned nwrites,
@@ -351,6 +423,8 @@ int main(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fail |= run_one("one lane", 1, (unsigned)(200 * scale), &total);
 	fail |= run_one("two lanes", 2, (unsigned)(80 * scale), &total);
+	fail |= run_lazy("lazy layout", 0, &total);
+	fail |= run_lazy("lazy layout, zeroed", NTM_BTT_ZEROED, &total);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("btt_crash: %llu crash states in %.1f s, torn sectors %llu\n",
 	       (unsigned long long)total.images,

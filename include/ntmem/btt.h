@@ -45,6 +45,13 @@ struct ntm_btt;
  */
 #define NTM_BTT_LAZY (1u << 2)
 /*
+ * NTM_BTT_CREATE | NTM_BTT_LAZY: create as libpmemblk's pmemblk_create()
+ * does, writing no BTT; the first write lays it out. An old BTT's arena 0
+ * info blocks (the primary, and the backup where this range's geometry
+ * puts it) are zeroed if they carry the signature, so it is never taken
+ * for the new one; nothing else is written.
+ */
+/*
  * BTT 2.0 instead of 1.1. The two layouts are the same but for the info
  * blocks' version (major 2 minor 0, or major 1 minor 1) and where a
  * namespace keeps them, which is the caller's range: the Linux kernel
@@ -56,6 +63,14 @@ struct ntm_btt;
  * (-EINVAL otherwise); without the flag either version opens.
  */
 #define NTM_BTT_V2 (1u << 3)
+/*
+ * The range reads as zeros where the map goes (a file just allocated,
+ * PMDK's pool descriptor's is_zeroed): the layout (NTM_BTT_CREATE, or a
+ * lazy first write) does not write the map's zeros, as PMDK skips them.
+ * Taken as a hint only: an arena whose flog area is not all zero was laid
+ * out before, and its map is zeroed anyway.
+ */
+#define NTM_BTT_ZEROED (1u << 4)
 
 struct ntm_btt_config {
 	uint32_t lbasize;	/* external block size; 0 means 512 (on
