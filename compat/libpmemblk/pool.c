@@ -5,9 +5,11 @@
  * ntmem's namespaces, its header written and checked as PMDK does, and the
  * BTT after it (ntmem/btt.h).
  *
- * PMDK lays the BTT out at the first write; this library lays it out when
- * the pool is created or first opened for writing, the same layout, so a
- * pool either library made opens on the other. A pool stays locked
+ * PMDK lays the BTT out at the first write, and so does this library
+ * (NTM_BTT_LAZY): pmemblk_create() writes the pool header and descriptor
+ * only, and the same layout follows, so a pool either library made opens
+ * on the other. The descriptor's is_zeroed (a file the create allocated)
+ * spares the layout the map's zeros, as in PMDK (NTM_BTT_ZEROED). A pool stays locked
  * (flock) while open, as with PMDK: a second opener gets EAGAIN.
  *
  * PMDK maps a pool in whole pages (its Mmap_align is the page size): a
@@ -374,17 +376,25 @@ static bool btt_absent(const struct pmemblk *pbp)
 	return true;
 }
 
-/* Open (or lay out) the BTT after the headers; 0 or -1 with errno set. */
-static int pool_btt(struct pmemblk *pbp, bool create)
+/*
+ * Open the BTT after the headers of the pool set @parent (its UUID), or
+ * with @create make a new pool's (no layout until the first write, an old
+ * BTT's info blocks forgotten: ntm_btt_open(3)). A BTT not laid out yet
+ * opens lazily, every block reading as zeros. 0 or -1 with errno set.
+ */
+static int pool_btt(struct pmemblk *pbp, const uint8_t parent[16], bool create)
 {
-	const struct blk_pool_hdr *h = (const void *)pbp->base;
+	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	bool lazy = create || btt_absent(pbp);
 	struct ntm_btt_config cfg = {
 		.lbasize = pbp->bsize,
 		/* PMDK asks for two lanes per CPU; nfree (256) caps them. */
 		.nlanes = (unsigned)(ncpus < 1 ? 2 : 2 * ncpus),
-		.parent_uuid = h->poolset_uuid,
+		.parent_uuid = parent,
 		.flags = (create ? NTM_BTT_CREATE : 0) |
+			 (lazy ? NTM_BTT_LAZY : 0) |
+			 (lazy && le32toh(d->is_zeroed) ? NTM_BTT_ZEROED : 0) |
 			 (pbp->rdonly ? NTM_BTT_READONLY : 0),
 		.persist = pool_persist,
 		.persist_arg = pbp,
@@ -527,8 +537,9 @@ static struct pmemblk *set_create(const char *path, int fd, size_t bsize,
 		if (!set->part[i].made)
 			d->is_zeroed = htole32(0);	/* as PMDK: all new */
 	pbp->bsize = (uint32_t)bsize;
-	if (pool_persist(pbp, pbp->base, BLK_DATA_OFF) ||
-	    pool_btt(pbp, true)) {
+	/* The BTT first, as in pmemblk_create(). */
+	if (pool_btt(pbp, set_uuid, true) ||
+	    pool_persist(pbp, pbp->base, BLK_DATA_OFF)) {
 		oerrno = errno;
 		memcpy(pbp->base, was, sizeof(was));
 		pool_persist(pbp, pbp->base, sizeof(was));
@@ -749,14 +760,22 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	d->bsize = htole32((uint32_t)bsize);
 	d->is_zeroed = htole32((uint32_t)zeroed);
 	pbp->bsize = (uint32_t)bsize;
-	if (pool_persist(pbp, pbp->base, BLK_DATA_OFF) ||
-	    pool_btt(pbp, true)) {
+	/*
+	 * The BTT before the header is persisted: opening it lazily writes
+	 * nothing but, in a reused file, zeros over an old BTT's arena 0
+	 * info blocks, which carry the old pool's UUID and would make the
+	 * new pool refuse to open (PMDK takes them for no BTT and lays a new
+	 * one out). So a power cut leaves no pool, or one whose BTT is
+	 * absent: never a pool header over a stale BTT.
+	 */
+	if (pool_btt(pbp, set_uuid, true) ||
+	    pool_persist(pbp, pbp->base, BLK_DATA_OFF)) {
 		oerrno = errno;
 		/*
 		 * PMDK leaves its header in an existing file; this library
-		 * takes it back (the BTT is laid out after the headers and
-		 * wrote nothing, or nothing that a zero header page does not
-		 * make unreadable).
+		 * takes it back (the BTT wrote nothing, or zeros over an old
+		 * BTT's first info blocks, which a zero header page makes
+		 * unreadable anyway).
 		 */
 		if (!created) {
 			memcpy(pbp->base, was, sizeof(was));
@@ -821,7 +840,8 @@ static struct pmemblk *pool_open(const char *path, size_t bsize, bool rdonly,
 		return NULL;
 	}
 	pbp->bsize = (uint32_t)bsize;
-	if (with_btt && pool_btt(pbp, btt_absent(pbp) && !pbp->rdonly)) {
+	if (with_btt && pool_btt(pbp, ((const struct blk_pool_hdr *)pbp->base)
+						      ->poolset_uuid, false)) {
 		int oerrno = errno;
 
 		pool_free(pbp);
@@ -869,7 +889,8 @@ int pmemblk_check(const char *path, size_t bsize)
 		errno = 0;
 		return 1;
 	}
-	if (pool_btt(pbp, false)) {
+	if (pool_btt(pbp, ((const struct blk_pool_hdr *)pbp->base)->poolset_uuid,
+		     false)) {
 		pool_free(pbp);
 		return 0;
 	}
