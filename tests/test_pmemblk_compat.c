@@ -1128,6 +1128,72 @@ static void test_library(void **state)
 		fail_msg("pmemblk_create comes from %s", info.dli_fname);
 }
 
+/*
+ * Create as PMDK: a new pool's file holds the header page and descriptor
+ * and nothing after them (the BTT comes with the first write). A create
+ * over a file that still holds an old pool's BTT (its header page zeroed)
+ * gives a pool whose blocks read as zeros, written and reopened as any
+ * other: the old BTT is never taken for the new one. Both libraries.
+ */
+static void test_create_lazy(void **state)
+{
+	char path[PATH_MAX];
+	unsigned char w[BSIZE], r[BSIZE], zero[BSIZE] = { 0 };
+	unsigned char *buf;
+	size_t n;
+	PMEMblkpool *p;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/create_lazy", dir);
+	make_pool(path);
+	buf = read_file(path, &n);
+	assert_non_null(buf);
+	for (size_t i = 8192; i < n; i++)
+		if (buf[i])
+			fail_msg("byte %zu written by the create", i);
+	free(buf);
+
+	memset(w, 0x6b, sizeof(w));
+	p = pmemblk_open(path, BSIZE);
+	assert_non_null(p);
+	assert_int_equal(pmemblk_write(p, w, 3), 0);
+	pmemblk_close(p);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* The header and descriptor pages: the BTT at 8192 stays. */
+	for (off_t off = 0; off < 8192; off += (off_t)BSIZE)
+		assert_int_equal(pwrite(fd, zero, sizeof(zero), off),
+				 (ssize_t)BSIZE);
+	assert_int_equal(close(fd), 0);
+	p = pmemblk_create(path, BSIZE, 0, 0600);
+	if (!p)
+		fail_msg("pmemblk_create over the old BTT: %s",
+			 pmemblk_errormsg());
+	assert_int_equal(pmemblk_read(p, r, 3), 0);
+	assert_memory_equal(r, zero, BSIZE);
+	/* Reopened before any write: still no BTT, not the old one. */
+	pmemblk_close(p);
+	p = pmemblk_open(path, BSIZE);
+	if (!p)
+		fail_msg("pmemblk_open before the first write: %s",
+			 pmemblk_errormsg());
+	assert_int_equal(pmemblk_read(p, r, 3), 0);
+	assert_memory_equal(r, zero, BSIZE);
+	memset(w, 0x2c, sizeof(w));
+	assert_int_equal(pmemblk_write(p, w, 5), 0);
+	pmemblk_close(p);
+	p = pmemblk_open(path, BSIZE);
+	assert_non_null(p);
+	assert_int_equal(pmemblk_read(p, r, 3), 0);
+	assert_memory_equal(r, zero, BSIZE);
+	assert_int_equal(pmemblk_read(p, r, 5), 0);
+	assert_memory_equal(r, w, BSIZE);
+	pmemblk_close(p);
+	assert_int_equal(pmemblk_check(path, BSIZE), 1);
+	assert_int_equal(unlink(path), 0);
+}
+
 /* --- setup --------------------------------------------------------------- */
 
 static int rm_tree(const char *path)
@@ -1192,7 +1258,7 @@ static bool wanted(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct CMUnitTest tests[ARRAY_SIZE(rows) + 3];
+	struct CMUnitTest tests[ARRAY_SIZE(rows) + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -1213,6 +1279,11 @@ int main(int argc, char **argv)
 		tests[n++] = (struct CMUnitTest){
 			.name = "char_device",
 			.test_func = test_char_device,
+		};
+	if (wanted("create_lazy", argc, argv))
+		tests[n++] = (struct CMUnitTest){
+			.name = "create_lazy",
+			.test_func = test_create_lazy,
 		};
 	if (wanted("library", argc, argv))
 		tests[n++] = (struct CMUnitTest){
