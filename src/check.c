@@ -10,8 +10,9 @@
  * line a write-back count and the code that last changed the line (per
  * line, not per unit: the shadow written per event is what a recorded
  * copy pays for, and a line names the culprit well enough). Everything is indexed directly by
- * (address - base) / 8, so an event costs a range lookup and a loop over
- * its units.
+ * (address - base) / 8, so an event costs a range lookup (a binary
+ * search of the interval table, interval/interval.h) and a loop over its
+ * units.
  *
  * One spin lock serialises every event and query. Events are short (a few
  * dozen units) and the tests' threads are few, so a lock word beats a
@@ -37,6 +38,7 @@
 
 #include "ntmem/ns.h"
 #include "check_shadow.h"
+#include "interval/interval.h"
 #include "watch/watch.h"
 
 #define UNIT NTM_CHECK_UNIT
@@ -62,8 +64,12 @@ struct range {
 	uint32_t *wb;		/* lines: write-backs since track/reset */
 };
 
-static struct range ranges[MAX_RANGES];
-static unsigned nranges;
+/*
+ * The tracked ranges, [base, end) each, the struct range its user pointer.
+ * Changed and read under the lock, except by ntm_shadow_view(), which the
+ * crash engine may call outside it.
+ */
+static struct ntm_interval_table ranges = NTM_INTERVAL_TABLE_INIT(MAX_RANGES);
 /* Bumped by track/untrack so stale per-thread hints are dropped. */
 static unsigned range_gen;
 
@@ -142,21 +148,37 @@ static uintptr_t down(uintptr_t a, size_t to)
 	return a & ~(uintptr_t)(to - 1);
 }
 
+/* The tracked ranges, sorted by address, @n of them; lock held. */
+static const struct ntm_interval *ranges_view(size_t *n)
+{
+	return ntm_interval_view(&ranges, n);
+}
+
+static struct range *range_at(const struct ntm_interval *v, size_t i)
+{
+	return v[i].user;
+}
+
+/* The range holding @a, or NULL; lock held. */
 static struct range *range_of(uintptr_t a)
 {
-	for (unsigned i = 0; i < nranges; i++)
-		if (a >= ranges[i].base && a < ranges[i].end)
-			return &ranges[i];
-	return NULL;
+	size_t n, i;
+	const struct ntm_interval *v = ranges_view(&n);
+
+	i = ntm_interval_find(v, n, a);
+	return i < n && v[i].lo <= a ? range_at(v, i) : NULL;
 }
 
 static void range_free(struct range *r)
 {
+	if (!r)
+		return;
 	free(r->state);
 	free(r->owner);
 	free(r->where);
 	free(r->durable);
 	free(r->wb);
+	free(r);
 }
 
 /* Every unit CLEAN, the live contents durable, no write-back counted. */
@@ -171,59 +193,57 @@ static void range_clear(struct range *r)
 
 int ntm_check_track(void *p, size_t n)
 {
-	struct range r = { 0 };
-	int err = 0;
+	struct range *r;
+	int err;
 
 	if (!p || !n || (uintptr_t)p + n < (uintptr_t)p)
 		return -EINVAL;
-	r.user = (uintptr_t)p;
-	r.base = (uintptr_t)p & ~(uintptr_t)(UNIT - 1);
-	r.end = ((uintptr_t)p + n + UNIT - 1) & ~(uintptr_t)(UNIT - 1);
-	r.units = (r.end - r.base) / UNIT;
-	r.line_base = r.base & ~(uintptr_t)(LINE - 1);
-	r.lines = (r.end - r.line_base + LINE - 1) / LINE;
-	r.state = malloc(r.units);
-	r.owner = malloc(r.units * sizeof(*r.owner));
-	r.where = malloc(r.lines * sizeof(*r.where));
-	r.durable = malloc(r.units * UNIT);
-	r.wb = malloc(r.lines * sizeof(*r.wb));
-	if (!r.state || !r.owner || !r.where || !r.durable || !r.wb) {
-		range_free(&r);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->user = (uintptr_t)p;
+	r->base = (uintptr_t)p & ~(uintptr_t)(UNIT - 1);
+	r->end = ((uintptr_t)p + n + UNIT - 1) & ~(uintptr_t)(UNIT - 1);
+	r->units = (r->end - r->base) / UNIT;
+	r->line_base = r->base & ~(uintptr_t)(LINE - 1);
+	r->lines = (r->end - r->line_base + LINE - 1) / LINE;
+	r->state = malloc(r->units);
+	r->owner = malloc(r->units * sizeof(*r->owner));
+	r->where = malloc(r->lines * sizeof(*r->where));
+	r->durable = malloc(r->units * UNIT);
+	r->wb = malloc(r->lines * sizeof(*r->wb));
+	if (!r->state || !r->owner || !r->where || !r->durable || !r->wb) {
+		range_free(r);
 		return -ENOMEM;
 	}
 
 	lock();
-	for (unsigned i = 0; i < nranges; i++)
-		if (r.base < ranges[i].end && ranges[i].base < r.end)
-			err = -EINVAL;
-	if (!err && nranges == MAX_RANGES)
-		err = -ENOMEM;
-	if (!err) {
-		range_clear(&r);
-		ranges[nranges++] = r;
+	/* Cleared before it is published: the crash engine may look it up. */
+	range_clear(r);
+	err = ntm_interval_insert(&ranges, r->base, r->end, r);
+	if (!err)
 		range_gen++;
-	}
 	unlock();
 	if (err)
-		range_free(&r);
-	return err;
+		range_free(r);
+	/* An overlap is this call's -EINVAL; the full table its -ENOMEM. */
+	return err == -EEXIST ? -EINVAL : err;
 }
 
 void ntm_check_untrack(void *p)
 {
-	struct range gone = { 0 };
+	struct range *gone;
 
 	lock();
-	for (unsigned i = 0; i < nranges; i++) {
-		if (ranges[i].user == (uintptr_t)p) {
-			gone = ranges[i];
-			ranges[i] = ranges[--nranges];
-			range_gen++;
-			break;
-		}
+	gone = range_of((uintptr_t)p);
+	if (gone && gone->user == (uintptr_t)p) {
+		ntm_interval_remove(&ranges, gone->base);
+		range_gen++;
+	} else {
+		gone = NULL;
 	}
 	unlock();
-	range_free(&gone);
+	range_free(gone);
 }
 
 int ntm_check_set_domain(enum ntm_persist_domain d)
@@ -272,9 +292,13 @@ void ntm_check_stop(void)
 
 void ntm_check_reset(void)
 {
+	size_t n;
+	const struct ntm_interval *v;
+
 	lock();
-	for (unsigned i = 0; i < nranges; i++)
-		range_clear(&ranges[i]);
+	v = ranges_view(&n);
+	for (size_t i = 0; i < n; i++)
+		range_clear(range_at(v, i));
 	unlock();
 }
 
@@ -413,13 +437,18 @@ static void settle(struct range *r, size_t u, size_t e, uint32_t me)
 
 static void fence(uint32_t me)
 {
+	size_t n;
+	const struct ntm_interval *v = ranges_view(&n);
+
 	if (pend_overflow || pend_gen != range_gen) {
-		for (unsigned i = 0; i < nranges; i++)
-			settle(&ranges[i], 0, ranges[i].units, me);
+		for (size_t i = 0; i < n; i++)
+			settle(range_at(v, i), 0, range_at(v, i)->units, me);
 	} else {
 		for (unsigned k = 0; k < npend; k++) {
-			for (unsigned i = 0; i < nranges; i++) {
-				struct range *r = &ranges[i];
+			/* The ranges the extent meets, from the first up. */
+			for (size_t i = ntm_interval_find(v, n, pend[k].lo);
+			     i < n && v[i].lo < pend[k].hi; i++) {
+				struct range *r = range_at(v, i);
 				uintptr_t lo = pend[k].lo, hi = pend[k].hi;
 
 				if (lo < r->base)
@@ -451,6 +480,8 @@ void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 		   const void *where)
 {
 	uintptr_t lo = (uintptr_t)p, hi;
+	const struct ntm_interval *v;
+	size_t nv;
 	uint32_t me;
 	int hit = 0;
 
@@ -478,13 +509,14 @@ void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 		unlock();
 		return;
 	}
-	for (unsigned i = 0; i < nranges; i++) {
-		struct range *r = &ranges[i];
+	/* Each range [lo, hi) meets, in address order. */
+	v = ranges_view(&nv);
+	for (size_t i = ntm_interval_find(v, nv, lo); i < nv && v[i].lo < hi;
+	     i++) {
+		struct range *r = range_at(v, i);
 		uintptr_t a = lo > r->base ? lo : r->base;
 		uintptr_t b = hi < r->end ? hi : r->end;
 
-		if (a >= b)
-			continue;
 		apply(r, kind, a, b, where, me);
 		hit = 1;
 	}
@@ -643,10 +675,13 @@ const char *ntm_check_message(void)
 
 int ntm_shadow_view(const void *p, struct ntm_shadow_view *v)
 {
-	struct range *r = range_of((uintptr_t)p);
+	struct ntm_interval found;
+	struct range *r;
 
-	if (!r)
+	/* Lock-free: the crash engine may call this with or without the lock. */
+	if (!ntm_interval_lookup(&ranges, (uintptr_t)p, &found))
 		return -EINVAL;
+	r = found.user;
 	v->base = (uint8_t *)r->base;
 	v->units = r->units;
 	v->durable = r->durable;
