@@ -6,8 +6,8 @@
  * pmem_map_file() opens or creates the file as PMDK does (flags, len and
  * devdax rules below), then maps it with ntm_ns_open_fd(): MAP_SYNC is
  * tried first, so a file on a DAX file system or a devdax device is
- * "pmem". The mapped ranges are kept in a registry that pmem_is_pmem()
- * consults (PMEM_IS_PMEM_FORCE overrides it either way) and that
+ * "pmem". The mapped ranges are kept in a registry (an interval table,
+ * src/interval/interval.h) that pmem_is_pmem() consults (PMEM_IS_PMEM_FORCE overrides it either way) and that
  * pmem_unmap() trims: like PMDK's, it unmaps exactly the pages it is given,
  * so a mapping can be split, and whatever is left keeps its answer.
  *
@@ -35,6 +35,7 @@
 
 #include "compat.h"
 #include "include/libpmem.h"
+#include "interval.h"	/* src/interval/: the registry's table */
 #include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
@@ -58,25 +59,19 @@
 struct owner {
 	struct ntm_ns *ns;
 	size_t pieces;		/* ranges of the registry in its mapping */
+	bool pmem;		/* ntm_ns_cpu_durable() of its namespace */
 	struct owner *next;	/* in the list of owners that never close */
 };
 
 /*
  * What pmem_map_file() mapped and pmem_unmap() has not unmapped yet:
- * disjoint ranges sorted by address. A range ends where its file ends
- * (PMDK's registry does too: the rest of the last page is not pmem) or at
- * a page boundary where a pmem_unmap() cut it.
+ * disjoint ranges, their owner each. A range starts page aligned and ends
+ * where its file ends (PMDK's registry does too: the rest of the last page
+ * is not pmem) or at a page boundary where a pmem_unmap() cut it. Changed
+ * and read under registry_lock, which also keeps the owners alive.
  */
-struct range {
-	uintptr_t start;	/* page aligned */
-	uintptr_t end;
-	struct owner *own;
-	bool pmem;		/* ntm_ns_cpu_durable() of its namespace */
-};
-
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct range *ranges;
-static size_t nranges, ranges_cap;
+static struct ntm_interval_table registry = NTM_INTERVAL_TABLE_INIT(0);
 
 /*
  * Namespaces whose pages were all unmapped piece by piece, but some of
@@ -95,31 +90,19 @@ static uintptr_t page_up(uintptr_t a)
 	return (a + page_size() - 1) & ~(page_size() - 1);
 }
 
-/* Room for @more ranges; 0 or -1 (no memory). */
-static int reserve_ranges(size_t more)
+static struct owner *owner_of(const struct ntm_interval *r)
 {
-	size_t cap = ranges_cap ? ranges_cap : 8;
-	struct range *r;
-
-	if (nranges + more <= ranges_cap)
-		return 0;
-	while (cap < nranges + more)
-		cap *= 2;
-	r = realloc(ranges, cap * sizeof(*r));
-	if (!r)
-		return -1;
-	ranges = r;
-	ranges_cap = cap;
-	return 0;
+	return r->user;
 }
 
 /* The range is all that is left of its namespace's mapping, and all of it. */
-static bool range_whole(const struct range *r)
+static bool range_whole(const struct ntm_interval *r)
 {
-	uintptr_t base = (uintptr_t)ntm_ns_base(r->own->ns);
+	const struct owner *own = owner_of(r);
+	uintptr_t base = (uintptr_t)ntm_ns_base(own->ns);
 
-	return r->own->pieces == 1 && r->start == base &&
-	       r->end == base + ntm_ns_size(r->own->ns);
+	return own->pieces == 1 && r->lo == base &&
+	       r->hi == base + ntm_ns_size(own->ns);
 }
 
 /*
@@ -149,19 +132,13 @@ static void owner_release(struct owner *own)
 	kept = own;
 }
 
-/* Take range @i out of the array, nothing else. */
-static void range_drop(size_t i)
+/* A range @cut touched: its owner counts the pieces, goes with the last. */
+static void range_cut(void *arg, const struct ntm_interval *was, unsigned left)
 {
-	memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(*ranges));
-	nranges--;
-}
+	struct owner *own = owner_of(was);
 
-/* Range @i was unmapped: its owner goes with its last piece. */
-static void range_remove(size_t i)
-{
-	struct owner *own = ranges[i].own;
-
-	range_drop(i);
+	(void)arg;
+	own->pieces += left;
 	if (--own->pieces == 0)
 		owner_release(own);
 }
@@ -169,72 +146,44 @@ static void range_remove(size_t i)
 /*
  * Drop [lo, hi) (page aligned, already unmapped) from the registry: ranges
  * inside it go, ranges across its ends are cut, a range around it splits
- * in two. The caller reserved room for one more range.
+ * in two (a range's unaligned end counts as its last page's end: lo and hi
+ * are aligned). The caller reserved room for one more range, so this
+ * cannot fail.
  */
 static void registry_cut(uintptr_t lo, uintptr_t hi)
 {
-	size_t i = 0;
-
-	while (i < nranges) {
-		struct range *r = &ranges[i];
-		uintptr_t end = page_up(r->end);
-
-		if (end <= lo || r->start >= hi) {
-			i++;
-		} else if (r->start < lo && end > hi) {
-			memmove(&ranges[i + 2], &ranges[i + 1],
-				(nranges - i - 1) * sizeof(*ranges));
-			nranges++;
-			ranges[i + 1] = *r;
-			ranges[i + 1].start = hi;
-			r->end = lo;
-			r->own->pieces++;
-			i += 2;
-		} else if (r->start < lo) {
-			r->end = lo;
-			i++;
-		} else if (end > hi) {
-			r->start = hi;
-			i++;
-		} else {
-			range_remove(i);
-		}
-	}
+	(void)ntm_interval_cut(&registry, lo, hi, range_cut, NULL);
 }
 
 static int registry_add(struct ntm_ns *ns)
 {
 	struct owner *own = malloc(sizeof(*own));
-	struct range r = {
-		.start = (uintptr_t)ntm_ns_base(ns),
-		.end = (uintptr_t)ntm_ns_base(ns) + ntm_ns_size(ns),
-		.own = own,
-		.pmem = ntm_ns_cpu_durable(ns),
-	};
-	size_t i;
+	uintptr_t start = (uintptr_t)ntm_ns_base(ns);
+	uintptr_t end = start + ntm_ns_size(ns);
+	int err;
 
 	if (!own)
 		return -1;
-	*own = (struct owner){ .ns = ns, .pieces = 1 };
+	*own = (struct owner){ .ns = ns, .pieces = 1,
+			       .pmem = ntm_ns_cpu_durable(ns) };
 	pthread_mutex_lock(&registry_lock);
 	/* The new range, and one more if a stale one splits around it. */
-	if (reserve_ranges(2)) {
-		pthread_mutex_unlock(&registry_lock);
+	err = ntm_interval_reserve(&registry, 2);
+	if (!err) {
+		/*
+		 * The kernel just handed out these pages, so whatever the
+		 * registry still has there was unmapped behind its back
+		 * (munmap(), MAP_FIXED): forget it (PMDK refuses the new
+		 * mapping instead, with ENOMEM).
+		 */
+		registry_cut(start, page_up(end));
+		err = ntm_interval_insert(&registry, start, end, own);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (err) {
 		free(own);
 		return -1;
 	}
-	/*
-	 * The kernel just handed out these pages, so whatever the registry
-	 * still has there was unmapped behind its back (munmap(), MAP_FIXED):
-	 * forget it (PMDK refuses the new mapping instead, with ENOMEM).
-	 */
-	registry_cut(r.start, page_up(r.end));
-	for (i = 0; i < nranges && ranges[i].start < r.start; i++)
-		;
-	memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(*ranges));
-	ranges[i] = r;
-	nranges++;
-	pthread_mutex_unlock(&registry_lock);
 	return 0;
 }
 
@@ -251,16 +200,20 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 	uintptr_t lo = a;
 
 	/* Room for the second half of a range split in the middle. */
-	if (reserve_ranges(1))
+	if (ntm_interval_reserve(&registry, 1))
 		return -ENOMEM;
 	while (lo < e) {
 		uintptr_t hi = e;
-		size_t i;
+		struct ntm_interval whole;
+		const struct ntm_interval *v;
+		size_t n, i;
 
-		for (i = 0; i < nranges; i++)
-			if (ranges[i].start >= lo && page_up(ranges[i].end) <= e &&
-			    range_whole(&ranges[i])) {
-				hi = ranges[i].start;
+		/* The first whole mapping inside [lo, e), in address order. */
+		v = ntm_interval_view(&registry, &n);
+		for (i = ntm_interval_find(v, n, lo); i < n && v[i].lo < e; i++)
+			if (v[i].lo >= lo && page_up(v[i].hi) <= e &&
+			    range_whole(&v[i])) {
+				hi = v[i].lo;
 				break;
 			}
 		if (hi > lo) {
@@ -271,15 +224,15 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 		}
 		if (hi == e)
 			break;
-		/* registry_cut() may have moved it: find it by address. */
-		for (i = 0; ranges[i].start != hi; i++)
-			;
-		lo = page_up(ranges[i].end);
-		ntm_watch_unmap((void *)ranges[i].start,
-				ranges[i].end - ranges[i].start, "pmem_unmap");
-		ntm_ns_close(ranges[i].own->ns);
-		free(ranges[i].own);
-		range_drop(i);
+		/* registry_cut() changed the table: find it by address. */
+		v = ntm_interval_view(&registry, &n);
+		whole = v[ntm_interval_find(v, n, hi)];
+		lo = page_up(whole.hi);
+		ntm_watch_unmap((void *)whole.lo, whole.hi - whole.lo,
+				"pmem_unmap");
+		ntm_interval_remove(&registry, whole.lo);
+		ntm_ns_close(owner_of(&whole)->ns);
+		free(owner_of(&whole));
 	}
 	return 0;
 }
@@ -510,6 +463,8 @@ int pmem_is_pmem(const void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, e;
 	int force = pmem_env_is_pmem_force(), pmem = 0;
+	const struct ntm_interval *v;
+	size_t n;
 
 	if (len == 0 || __builtin_add_overflow(a, len, &e))
 		return 0;
@@ -517,12 +472,11 @@ int pmem_is_pmem(const void *addr, size_t len)
 		return force;
 	/* Every byte in registered pmem ranges; adjacent ones may add up. */
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < nranges && !pmem; i++) {
-		if (ranges[i].end <= a)
-			continue;
-		if (ranges[i].start > a || !ranges[i].pmem)
+	v = ntm_interval_view(&registry, &n);
+	for (size_t i = ntm_interval_find(v, n, a); i < n && !pmem; i++) {
+		if (v[i].lo > a || !owner_of(&v[i])->pmem)
 			break;
-		a = ranges[i].end;
+		a = v[i].hi;
 		pmem = a >= e;
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -542,15 +496,19 @@ int pmem_is_pmem(const void *addr, size_t len)
 static bool no_durable_path(const void *addr, char *path, size_t n)
 {
 	uintptr_t a = (uintptr_t)addr;
+	const struct ntm_interval *v;
+	const struct owner *own;
 	bool found = false;
+	size_t nv, i;
 
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < nranges && ranges[i].start <= a && !found; i++)
-		if (a < ranges[i].end && !ranges[i].pmem &&
-		    ntm_ns_kind(ranges[i].own->ns) == NTM_NS_DEVDAX) {
-			snprintf(path, n, "%s", ntm_ns_path(ranges[i].own->ns));
-			found = true;
-		}
+	v = ntm_interval_view(&registry, &nv);
+	i = ntm_interval_find(v, nv, a);
+	own = i < nv && v[i].lo <= a ? owner_of(&v[i]) : NULL;
+	if (own && !own->pmem && ntm_ns_kind(own->ns) == NTM_NS_DEVDAX) {
+		snprintf(path, n, "%s", ntm_ns_path(own->ns));
+		found = true;
+	}
 	pthread_mutex_unlock(&registry_lock);
 	return found;
 }
