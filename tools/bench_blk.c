@@ -40,6 +40,7 @@
 #include <ntmem.h>
 
 #include "bench.h"
+#include "bench_blk_open.h"
 #include "commands.h"
 #include "parse.h"
 #include "peer_pmdk.h"
@@ -593,15 +594,22 @@ static void usage(FILE *out)
 	      "btt_* give BTT/libpmemblk random write and read IOPS, BTT/direct median\n"
 	      "write latency, and two-thread/one-thread BTT write IOPS.\n"
 	      "\n"
+	      "--open instead measures libpmemblk pools by size, ntmem's drop-in and\n"
+	      "PMDK's side by side: create+close, open, first write, close, reopen and\n"
+	      "first read times, and the file's allocated and written KiB, with the\n"
+	      "ratios ntmem/PMDK (rows x_pmdk). DIR must be on a disk file system.\n"
+	      "\n"
 	      "  -s, --size BYTES   emulated namespace size (default 8g; 4g with --btt)\n"
 	      "  -b, --bs BYTES     request size, a multiple of 512 (default 4k)\n"
 	      "  -n, --ops N        requests per run (default 200000)\n"
-	      "  -r, --runs N       runs, median reported (default 5)\n"
+	      "  -r, --runs N       runs, median reported (default 5; 1 with --open)\n"
 	      "  -d, --device PATH  a real devdax device or DAX file instead\n"
 	      "      --domain D     add a direct-D row: the namespace in persistence\n"
 	      "                     domain D (cpu_cache or memory_controller) for its runs\n"
 	      "      --dir DIR      where the emulated namespace lives (/dev/shm)\n"
 	      "      --btt          add the BTT and libpmemblk rows (--bs 512 or 4k)\n"
+	      "      --open         pool open costs instead (--bs 512 or 4k)\n"
+	      "      --sizes LIST   --open's pool sizes (default 1g,32g,512g)\n"
 	      "      --no-pmdk      skip PMDK (libpmem and libpmemblk)\n"
 	      "      --json, --csv  machine-readable output\n"
 	      "  -h, --help         this text\n"
@@ -620,20 +628,31 @@ int cmd_bench_blk(int argc, char **argv)
 		.size = 8ull << 30, .bs = 4096, .ops = 200000, .runs = 5,
 		.dir = "/dev/shm", .pmdk = true,
 	};
-	bool no_pmdk = false, have_size = false;
+	struct blk_open_options oo = {
+		.sizes = { 1ull << 30, 32ull << 30, 512ull << 30 }, .nsizes = 3,
+	};
+	bool no_pmdk = false, have_size = false, open_pools = false,
+	     have_sizes = false, have_ops = false, have_runs = false;
 	const struct opt opts[] = {
 		{ .name = "size", .letter = 's', .kind = OPT_U64,
 		  .dest = &o.size, .min = 4096,
 		  .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
 		  .multiple = 4096, .given = &have_size },
 		{ .name = "btt", .kind = OPT_FLAG, .dest = &o.btt },
+		{ .name = "open", .kind = OPT_FLAG, .dest = &open_pools },
+		/* a pool is at least PMDK's PMEMBLK_MIN_POOL, 16 MiB */
+		{ .name = "sizes", .kind = OPT_U64_LIST, .dest = oo.sizes,
+		  .min = 16u << 20, .max = PARSE_SIZE_MAX, .flags = PARSE_SUFFIX,
+		  .multiple = 4096, .max_count = BLK_OPEN_MAX_SIZES,
+		  .count = &oo.nsizes, .given = &have_sizes },
 		{ .name = "domain", .kind = OPT_STR, .dest = &o.domain },
 		{ .name = "bs", .letter = 'b', .kind = OPT_U64, .dest = &o.bs,
 		  .min = 512, .max = 64u << 20,
 		  .flags = PARSE_SUFFIX, .multiple = 512 },
 		{ .name = "ops", .letter = 'n', .kind = OPT_U64, .dest = &o.ops,
-		  .min = 1, .max = 100000000 },
-		BENCH_OPT_RUNS(&o.runs),
+		  .min = 1, .max = 100000000, .given = &have_ops },
+		{ .name = "runs", .letter = 'r', .kind = OPT_INT, .dest = &o.runs,
+		  .min = 1, .max = BENCH_MAX_RUNS, .given = &have_runs },
 		BENCH_OPTS_NAMESPACE(&o.device, &o.dir),
 		BENCH_OPT_NO_PMDK(&no_pmdk),
 		BENCH_OPTS_FORMAT(&o.json, &o.csv),
@@ -653,6 +672,38 @@ int cmd_bench_blk(int argc, char **argv)
 	    strcmp(o.domain, "memory_controller"))
 		return parse_bad_arg("bench blk", "--domain", o.domain,
 				     "cpu_cache or memory_controller");
+	if (have_sizes && !open_pools)
+		return parse_bad_arg("bench blk", "--sizes", "(given)",
+				     "--open with it (the pool sizes it measures)");
+	if (open_pools) {
+		/* --open measures pools, not I/O on a namespace. */
+		static const char *const io_only[] = { "--size", "--ops", "--btt",
+						       "--device", "--domain" };
+		const bool given[] = { have_size, have_ops, o.btt, o.device,
+				       o.domain };
+
+		for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+			if (given[i])
+				return parse_bad_arg("bench blk", io_only[i],
+						     "(given)", "no such option "
+						     "with --open (it takes "
+						     "--sizes, --bs, --runs, "
+						     "--dir, --no-pmdk, --json, "
+						     "--csv)");
+		if (o.bs != 512 && o.bs != 4096) {
+			char v[24];
+
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)o.bs);
+			return parse_bad_arg("bench blk", "--bs", v,
+					     "512 or 4k with --open (a pool's "
+					     "block size)");
+		}
+		oo.bs = o.bs;
+		oo.runs = have_runs ? o.runs : 1;
+		oo.dir = o.dir;
+		oo.json = o.json, oo.csv = o.csv, oo.pmdk = !no_pmdk;
+		return bench_blk_open(&oo);
+	}
 	/* Under the override nothing writes back: one domain only. */
 	if (o.domain && strcmp(o.domain, "cpu_cache") &&
 	    ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE)

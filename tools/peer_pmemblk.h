@@ -17,6 +17,7 @@ struct peer_pmemblk {
 	char path[256];		/* the file the dynamic loader picked */
 	void *(*create)(const char *path, size_t bsize, size_t poolsize,
 			mode_t mode);
+	void *(*open)(const char *path, size_t bsize);
 	void (*close)(void *pbp);
 	size_t (*nblock)(void *pbp);
 	int (*read)(void *pbp, void *buf, long long blockno);
@@ -29,6 +30,13 @@ struct peer_pmemblk {
  * false, @why says what was missing.
  */
 bool peer_pmemblk_load(struct peer_pmemblk *p, char *why, size_t len);
+/*
+ * Load the libpmemblk.so.1 at @path (ntmem's drop-in, for a side-by-side
+ * run): as peer_pmemblk_load(). Load PMDK's first: once a library of that
+ * soname is loaded, dlopen() by the soname returns it.
+ */
+bool peer_pmemblk_load_path(struct peer_pmemblk *p, const char *path,
+			    char *why, size_t len);
 void peer_pmemblk_unload(struct peer_pmemblk *p);
 
 #endif
