@@ -23,6 +23,11 @@
  * the process's, NTMEM_PERSIST_DOMAIN) a stored unit belongs to the
  * thread that stored it and becomes DURABLE at that thread's fence, with
  * no write-back: the cache is inside the domain, only ordering is owed.
+ * What a fence settles is durability_rules.h's, as for the checker.
+ *
+ * Events come through the sink list (rec_sink.h): the model is the sink
+ * at NTM_REC_SINK_MODEL, after the checker's; it passes the events it
+ * counts on to the crash engine's, with the lock held.
  *
  * A fence must find the units this thread made WB or NT (or DIRTY). Each thread keeps
  * a short list of the extents it touched (adjacent ones merged: a copy is
@@ -38,8 +43,9 @@
 
 #include "ntmem/ns.h"
 #include "check_shadow.h"
+#include "durability_rules.h"
 #include "interval/interval.h"
-#include "watch/watch.h"
+#include "rec_sink.h"
 
 #define UNIT NTM_CHECK_UNIT
 #define LINE NTM_CHECK_LINE
@@ -77,21 +83,16 @@ static unsigned range_gen;
 static int recording;
 static int lock_word;
 static uint64_t steps;
-static ntm_shadow_hook_fn hook_fn;
-static void *hook_arg;
-static uint32_t next_thread = 1;
-/* The model's domain; set by ntm_check_set_domain(), else at start. */
+/* The model's domain; set by ntm_check_set_domain(), else at start. Read
+ * on every event under the lock. */
 static enum ntm_persist_domain domain;
 static int domain_set;
-/* domain == NTM_PERSIST_CPU_CACHE, read on every event under the lock */
-static int stores_settle;
 
 struct pending {
 	uintptr_t lo, hi;
 };
 
-static __thread uint32_t self;		/* this thread's number, 0: none yet */
-static __thread int suspended;		/* inside the hook */
+static __thread int suspended;		/* inside the later sinks */
 static __thread unsigned held;		/* lock depth of this thread */
 static __thread struct pending pend[MAX_PENDING];
 static __thread unsigned npend;
@@ -100,7 +101,7 @@ static __thread unsigned pend_gen;	/* range_gen the list was built under */
 static __thread char message[256];
 
 /*
- * The lock is re-entrant per thread: the crash engine's hook runs with it
+ * The lock is re-entrant per thread: the crash engine's sink runs with it
  * held and may query the model (ntm_check_query(), ntm_shadow_view()).
  */
 static void lock(void)
@@ -119,13 +120,6 @@ static void unlock(void)
 	if (--held)
 		return;
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
-}
-
-static uint32_t thread_number(void)
-{
-	if (!self)
-		self = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-	return self;
 }
 
 const char *ntm_check_state_name(enum ntm_check_state s)
@@ -254,7 +248,6 @@ int ntm_check_set_domain(enum ntm_persist_domain d)
 	lock();
 	domain = d;
 	domain_set = 1;
-	stores_settle = d == NTM_PERSIST_CPU_CACHE;
 	unlock();
 	return 0;
 }
@@ -270,17 +263,22 @@ enum ntm_persist_domain ntm_check_domain(void)
 	return d;
 }
 
+static void model_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+			void *arg);
+static const struct ntm_rec_sink model_sink = { model_event, NULL };
+
 void ntm_check_start(void)
 {
 	/* Outside the lock: the first call chooses the dispatch table. */
 	enum ntm_persist_domain active = ntm_persist_domain_active();
 
+	/* Events reach the model once it is a sink; -EBUSY: it is already
+	 * (nothing else takes its position). */
+	(void)ntm_rec_sink_register(NTM_REC_SINK_MODEL, &model_sink);
 	lock();
 	steps = 0;
-	if (!domain_set) {
+	if (!domain_set)
 		domain = active;
-		stores_settle = active == NTM_PERSIST_CPU_CACHE;
-	}
 	unlock();
 	__atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
 }
@@ -350,7 +348,7 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 	switch (kind) {
 	case NTM_REC_STORE:
 		memset(r->state + u, NTM_CHECK_DIRTY, e - u);
-		if (stores_settle) {
+		if (ntm_rule_cache_persists(domain)) {
 			/* cpu_cache: this thread's fence makes them durable. */
 			for (size_t i = u; i < e; i++)
 				r->owner[i] = me;
@@ -402,11 +400,15 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 /* A unit this thread's fence makes durable. */
 static bool settles(const struct range *r, size_t i, uint32_t me)
 {
-	uint8_t s = r->state[i];
-
-	return (s == NTM_CHECK_WB || s == NTM_CHECK_NT ||
-		(s == NTM_CHECK_DIRTY && stores_settle)) &&
-	       r->owner[i] == me;
+	switch (r->state[i]) {
+	case NTM_CHECK_WB:
+	case NTM_CHECK_NT:
+		return ntm_rule_wb_settles(r->owner[i], me);
+	case NTM_CHECK_DIRTY:
+		return ntm_rule_store_settles(domain, r->owner[i], me);
+	default:
+		return false;
+	}
 }
 
 /*
@@ -467,35 +469,49 @@ static void fence(uint32_t me)
 	pend_gen = range_gen;
 }
 
-static void run_hook(enum ntm_rec_kind kind, const void *where)
+/*
+ * @ev, counted, to the sinks after the model (the crash engine's), with
+ * the lock held and this thread's events ignored while they run.
+ */
+static void pass_on(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos)
 {
-	if (!hook_fn)
-		return;
+	ev->step = steps;
 	suspended = 1;
-	hook_fn(kind, where, steps, hook_arg);
+	ntm_rec_sink_pass(ev, pos);
 	suspended = 0;
 }
 
 void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 		   const void *where)
 {
-	uintptr_t lo = (uintptr_t)p, hi;
+	struct ntm_rec_ev ev = { .kind = kind, .p = p, .n = n,
+				 .where = where };
+
+	/* The checker of ntmem check, the model, the crash engine, in
+	 * this order (rec_sink.h). */
+	ntm_rec_sink_dispatch(&ev);
+}
+
+static void model_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+			void *arg)
+{
+	enum ntm_rec_kind kind = ev->kind;
+	uintptr_t lo = (uintptr_t)ev->p, hi;
 	const struct ntm_interval *v;
 	size_t nv;
 	uint32_t me;
 	int hit = 0;
 
-	/* ntmem check's watcher (watch/watch.c) sees every event first. */
-	ntm_watch_event(kind, p, n, where);
+	(void)arg;
 	if (!__atomic_load_n(&recording, __ATOMIC_ACQUIRE) || suspended)
 		return;
-	me = thread_number();
+	me = ntm_thread_number();
 	if (kind == NTM_REC_WRITEBACK) {
 		/* A write-back acts on the whole line holding p. */
 		lo &= ~(uintptr_t)(LINE - 1);
 		hi = lo + LINE;
 	} else {
-		hi = lo + n;
+		hi = lo + ev->n;
 		if (kind != NTM_REC_FENCE && hi <= lo)
 			return;
 	}
@@ -504,7 +520,7 @@ void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 	if (kind == NTM_REC_FENCE) {
 		steps++;
 		/* The crash happens just before the fence takes effect. */
-		run_hook(kind, where);
+		pass_on(ev, pos);
 		fence(me);
 		unlock();
 		return;
@@ -517,12 +533,12 @@ void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
 		uintptr_t a = lo > r->base ? lo : r->base;
 		uintptr_t b = hi < r->end ? hi : r->end;
 
-		apply(r, kind, a, b, where, me);
+		apply(r, kind, a, b, ev->where, me);
 		hit = 1;
 	}
 	if (hit) {
 		steps++;
-		run_hook(kind, where);
+		pass_on(ev, pos);
 	}
 	unlock();
 }
@@ -689,10 +705,3 @@ int ntm_shadow_view(const void *p, struct ntm_shadow_view *v)
 	return 0;
 }
 
-void ntm_shadow_set_hook(ntm_shadow_hook_fn fn, void *arg)
-{
-	lock();
-	hook_fn = fn;
-	hook_arg = arg;
-	unlock();
-}

@@ -34,14 +34,13 @@ struct ntm_shadow_view {
 int ntm_shadow_view(const void *p, struct ntm_shadow_view *v);
 
 /*
- * Called by the recorder for every recorded event in a tracked range,
- * after the event changed the model, except for a fence, where it is
- * called before (the crash happens "just before the fence took effect").
- * The recorder lock is held and recording of this thread is suspended
- * while it runs. @step counts events from 1 since ntm_check_start().
+ * The crash engine learns of the events as the sink after the recorder's
+ * (NTM_REC_SINK_CRASH of rec_sink.h): it is passed every recorded event in
+ * a tracked range, after the event changed the model, and every fence,
+ * before it takes effect (the crash happens "just before the fence took
+ * effect"). The recorder lock is held and recording of this thread is
+ * suspended while it runs; the event's step counts events from 1 since
+ * ntm_check_start().
  */
-typedef void (*ntm_shadow_hook_fn)(enum ntm_rec_kind kind, const void *where,
-				   uint64_t step, void *arg);
-void ntm_shadow_set_hook(ntm_shadow_hook_fn fn, void *arg);
 
 #endif /* NTMEM_CHECK_SHADOW_H */

@@ -14,7 +14,8 @@
  * are allocated once per run. Measured: about 10 ns per state for a
  * 256-byte region, 36 ns for 4 KiB; beyond ~16 KiB the copy dominates.
  *
- * Locking. Points are reached from the recorder's hook, which runs with
+ * Locking. Points are reached from the recorder's sink list, which
+ * passes events on to this engine's sink (rec_sink.h) with
  * the recorder locked and recording of the calling thread suspended
  * (check_shadow.h): the shadow view is stable, and whatever check() does
  * with ntmem functions is not recorded. The last point, after the
@@ -35,6 +36,7 @@
 #include "check_shadow.h"
 #include "error.h"
 #include "ntmem/crash.h"
+#include "rec_sink.h"
 
 #define UNIT NTM_CHECK_UNIT
 
@@ -66,7 +68,7 @@ struct run {
 	int err;		/* the view failed inside the hook */
 };
 
-/* Only one run at a time: the recorder has one hook. */
+/* Only one run at a time: the sink list has one place for the engine. */
 static atomic_flag running = ATOMIC_FLAG_INIT;
 
 /* splitmix64: tiny, statistically fine for picking subsets. */
@@ -301,6 +303,15 @@ static void crash_hook(enum ntm_rec_kind kind, const void *where,
 	crash_point(r, kind, where, step);
 }
 
+/* The engine's place in the sink list, after the model's: last, so it
+ * passes nothing on. */
+static void crash_sink_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+			     void *arg)
+{
+	(void)pos;
+	crash_hook(ev->kind, ev->where, ev->step, arg);
+}
+
 /*
  * The offset from @p of the first byte of [@p, @p + @n) that the process
  * cannot read, or @n when it can read all of them; -errno when it cannot
@@ -406,6 +417,7 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 		  struct ntm_crash_result *res)
 {
 	struct run r;
+	struct ntm_rec_sink sink;
 	uintptr_t start, end;
 	size_t span, lead, stride;
 	uint8_t *bufs = NULL;
@@ -472,7 +484,9 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 		goto out_free;
 	}
 	memset(res, 0, sizeof(*res));
-	ntm_shadow_set_hook(crash_hook, &r);
+	sink = (struct ntm_rec_sink){ crash_sink_event, &r };
+	/* The running flag keeps the position free. */
+	(void)ntm_rec_sink_register(NTM_REC_SINK_CRASH, &sink);
 	ntm_check_start();
 
 	workload(warg);
@@ -482,7 +496,7 @@ int ntm_crash_run(const struct ntm_crash_config *cfg,
 	ntm_check_stop();
 	if (!r.done)
 		crash_point(&r, (enum ntm_rec_kind)NTM_CRASH_END, NULL, 0);
-	ntm_shadow_set_hook(NULL, NULL);
+	ntm_rec_sink_unregister(NTM_REC_SINK_CRASH, &sink);
 	ntm_check_untrack(cfg->region);
 
 	if (r.err)

@@ -41,12 +41,10 @@ int ntm_watch_on;
 
 int watch_report_fd = -1;
 bool watch_eager;
-bool watch_cpu_cache;
+enum ntm_persist_domain watch_domain;
 int watch_lock_word;
-uint32_t watch_next_thread = 1;
 bool watch_shim_present;
 
-__thread uint32_t watch_self __attribute__((tls_model("initial-exec")));
 __thread int watch_inside __attribute__((tls_model("initial-exec")));
 __thread uint64_t watch_my_fences __attribute__((tls_model("initial-exec")));
 
@@ -269,7 +267,7 @@ static void watch_start(void)
 		return;
 	watch_eager = e && !strcmp(e, "1");
 	owner = getpid();
-	watch_cpu_cache = ntm_persist_domain_active() == NTM_PERSIST_CPU_CACHE;
+	watch_domain = ntm_persist_domain_active();
 	watch_report_fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
 				  : -1;
 	if (watch_report_fd < 0)
@@ -318,6 +316,7 @@ static void watch_start(void)
 		watch_note("cannot register the fork handlers: a child of fork() "
 		     "inherits its parent's pending lines");
 	start_record();
+	watch_events_start();
 	__atomic_store_n(&ntm_watch_on, 1, __ATOMIC_RELEASE);
 }
 

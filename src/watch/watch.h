@@ -28,8 +28,6 @@ extern int ntm_watch_on;
 void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off);
 void ntm_watch_unmap_slow(const void *p, size_t n, const char *why);
 void ntm_watch_synced_slow(const void *p, size_t n);
-void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
-			  const void *where);
 
 #define NTM_WATCH_ON() __builtin_expect(__atomic_load_n(&ntm_watch_on, \
 					__ATOMIC_RELAXED), 0)
@@ -59,13 +57,11 @@ static inline void ntm_watch_synced(const void *p, size_t n)
 		ntm_watch_synced_slow(p, n);
 }
 
-/* Every recorded event (ntm_rec_event()), before the recorder sees it. */
-static inline void ntm_watch_event(enum ntm_rec_kind kind, const void *p,
-				   size_t n, const void *where)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_event_slow(kind, p, n, where);
-}
+/*
+ * Every recorded event (ntm_rec_event()) reaches the checker through the
+ * recorder's sink list (src/rec_sink.h), first of its sinks, once the
+ * checker has started: no hook here.
+ */
 
 #else
 

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
+#include "durability_rules.h"
 #include "watch/watch.h"
 #include "watch/watch_pmemobj.h"
 
@@ -156,14 +157,13 @@ extern unsigned watch_nranges;
 extern int watch_report_fd;
 /* NTMEM_CHECK_EAGER=1: a line not durable is reported at its point. */
 extern bool watch_eager;
-/* NTMEM_PERSIST_DOMAIN=cpu_cache: a fence alone makes stores durable. */
-extern bool watch_cpu_cache;
+/* NTMEM_PERSIST_DOMAIN's, for the rules of durability_rules.h (cpu_cache:
+ * a fence alone makes stores durable). */
+extern enum ntm_persist_domain watch_domain;
 extern int watch_lock_word;
-extern uint32_t watch_next_thread;
 /* The preload shim registered: it tells of the calls into libpmemobj. */
 extern bool watch_shim_present;
 
-extern __thread uint32_t watch_self __attribute__((tls_model("initial-exec")));
 /* Inside the checker: a fault here is a real one, events are ours. */
 extern __thread int watch_inside __attribute__((tls_model("initial-exec")));
 /* Fences of this thread: a run of noted write-backs ends at one. */
@@ -204,11 +204,10 @@ static inline void watch_unlock(void)
 	__atomic_store_n(&watch_lock_word, 0, __ATOMIC_RELEASE);
 }
 
+/* The library's one thread number (durability_rules.h), as the recorder's. */
 static inline uint32_t watch_thread_number(void)
 {
-	if (!watch_self)
-		watch_self = __atomic_fetch_add(&watch_next_thread, 1, __ATOMIC_RELAXED);
-	return watch_self;
+	return ntm_thread_number();
 }
 
 static inline uintptr_t watch_page_down(uintptr_t a)
@@ -379,6 +378,9 @@ void watch_fence(void);
 /* --- watch_perf.c -------------------------------------------------------- */
 
 void watch_perf_count(int kind, uintptr_t lo, uintptr_t hi);
+/* The recorder's events start coming (watch_start()): the checker takes
+ * its place in the sink list, first (rec_sink.h). */
+void watch_events_start(void);
 void watch_perf_report(void);
 void watch_perf_forget(void);
 

@@ -259,23 +259,26 @@ static enum watch_obj_own pmemobj_own(struct wpage *wp, const uint8_t *now,
 }
 
 /*
- * A fence of thread @me. A line written back by @me and unchanged since
- * becomes durable (a write-back is ordered by the fence of the thread that
- * issued it); a line @me wrote back and then changed keeps what was written
- * back as durable, the change is pending. A changed line that no one wrote
- * back is pending if @me made the page writable (which thread stored to the
- * line is not known: the page's is taken). Lines other threads wrote back
- * wait for those threads' fences. True when every line matches its image
- * again. Lock held.
+ * A fence of thread @me, judged by the rules of durability_rules.h. A line
+ * written back by @me and unchanged since becomes durable (a write-back is
+ * ordered by the fence of the thread that issued it); a line @me wrote back
+ * and then changed keeps what was written back as durable, the change is
+ * pending. A changed line that no one wrote back is pending if @me made the
+ * page writable (which thread stored to the line is not known: the page's
+ * is taken), or durable if the cache persists. Lines other threads wrote
+ * back wait for those threads' fences. True when every line matches its
+ * image again. Lock held.
  */
 static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			struct bad_list *eagerly, bool *unchanged)
 {
 	const uint8_t *now = watch_page_now(wp);
 	bool clean = true;
-	/* A warm page's stores were not seen: any thread may have made
-	 * them, and any thread's fence settles them. */
-	bool mine = wp->thread == me || wp->warm;
+	/* The thread taken as the storer of its changed lines. A warm
+	 * page's stores were not seen: any thread may have made them, and
+	 * any thread's fence settles them, so this one's does. */
+	uint32_t storer = wp->warm ? me : wp->thread;
+	bool mine = storer == me;
 
 	*unchanged = !memcmp(now, wp->image, PAGE);
 	if (*unchanged) {
@@ -296,7 +299,7 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			continue;
 		}
 		if (wp->wb & bit) {
-			if (wp->wb_thread[l] != me) {
+			if (!ntm_rule_wb_settles(wp->wb_thread[l], me)) {
 				clean = false;	/* that thread's fence decides */
 				continue;
 			}
@@ -310,7 +313,7 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			/* What was written back is durable; the change is not. */
 			memcpy(wp->image + l * LINE, wp->wbdata + l * LINE, LINE);
 			kind = BUG_STORED_AFTER_WB;
-		} else if (mine && watch_cpu_cache) {
+		} else if (ntm_rule_store_settles(watch_domain, storer, me)) {
 			/* The cache is persistent: the fence is all it takes. */
 			memcpy(wp->image + l * LINE,
 			       now + l * LINE, LINE);

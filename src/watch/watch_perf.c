@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rec_sink.h"
 #include "watch/watch_internal.h"
 #include "watch/watch_report.h"
 
@@ -152,8 +153,7 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 		watch_discover(unknown);
 }
 
-void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
-			  const void *where)
+static void watch_event(enum ntm_rec_kind kind, const void *p, size_t n)
 {
 	uintptr_t lo = (uintptr_t)p;
 
@@ -162,7 +162,6 @@ void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
 	watch_inside = 1;
 	switch (kind) {
 	case NTM_REC_FENCE:
-		(void)where;
 		watch_fence();
 		break;
 	case NTM_REC_WRITEBACK:
@@ -176,6 +175,26 @@ void ntm_watch_event_slow(enum ntm_rec_kind kind, const void *p, size_t n,
 		break;	/* the page fault saw the first one */
 	}
 	watch_inside = 0;
+}
+
+/* Every event, before the recorder's model: it passes them all on. */
+static void watch_sink_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+			     void *arg)
+{
+	(void)arg;
+	/* Off again once the end was judged (watch_judge_end()). */
+	if (NTM_WATCH_ON())
+		watch_event(ev->kind, ev->p, ev->n);
+	ntm_rec_sink_pass(ev, pos);
+}
+
+static const struct ntm_rec_sink watch_sink = { watch_sink_event, NULL };
+
+void watch_events_start(void)
+{
+	if (ntm_rec_sink_register(NTM_REC_SINK_WATCH, &watch_sink))
+		watch_note("cannot take the first place among the recorder's "
+			   "event sinks: write-backs and fences are not seen");
 }
 
 void watch_perf_report(void)
