@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -549,7 +550,8 @@ static int arena_replay(struct ntm_btt *b, struct arena *a, unsigned k)
 
 /* The state of one scan: blocks seen, blocks seen twice. */
 struct scan {
-	uint8_t *seen, *dup;
+	uint64_t *seen;		/* one bit per block, 64 to a word */
+	uint8_t *dup;		/* the suspect[] to be: bit_test()'s layout */
 	bool report;		/* ntm_btt_check(): stop at the first problem */
 };
 
@@ -562,15 +564,64 @@ static int scan_claim(struct ntm_btt *b, struct arena *a, unsigned k,
 		      struct scan *s, uint32_t blk, const char *who,
 		      uint32_t n)
 {
-	if (bit_test(s->seen, blk)) {
+	uint64_t bit = 1ull << (blk % 64);
+
+	if (__builtin_expect(s->seen[blk / 64] & bit, 0)) {
 		if (s->report)
 			return ntm_error(-EINVAL, "btt: arena %u: %s %u: block "
 					 "%u referenced twice", k, who, n, blk);
 		bit_set(s->dup, blk);
 		arena_bad(b, a, k, who, n);
 	}
-	bit_set(s->seen, blk);
+	s->seen[blk / 64] |= bit;
 	return 0;
+}
+
+/*
+ * Map bytes scanned per step. Each step first asks the kernel to read its
+ * range in (large reads, not one fault per page), then loads the entries.
+ */
+#define SCAN_STEP (4u << 20)
+#define SCAN_GROUP 64u		/* entries checked at once: one seen[] word */
+
+/*
+ * Fault [p, p + n) in ahead of the loads. Advice only: where it fails,
+ * each load faults its page in as without it (and a page that cannot be
+ * read raises SIGBUS there, as before).
+ */
+static void map_populate(const uint32_t *p, size_t n)
+{
+	static long page;
+	uintptr_t start, end;
+
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	start = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	end = (uintptr_t)p + n;
+	/* MADV_POPULATE_READ came in Linux 5.14; before, read-ahead. */
+	if (madvise((void *)start, end - start, MADV_POPULATE_READ) &&
+	    errno == EINVAL)
+		madvise((void *)start, end - start, MADV_WILLNEED);
+}
+
+/*
+ * Map entries [l, l + SCAN_GROUP) that are all zero map each LBA to its
+ * own block: claim the group's word at once unless one of its blocks is
+ * taken already (then scan_claim() names it). Return true when claimed.
+ * Relaxed loads: no write reaches this arena's map during its scan
+ * (writers wait in arena_ready()); they only keep ntm_btt_check()'s scan
+ * beside running writers a defined race.
+ */
+static bool scan_identity(struct scan *s, const uint32_t *map, uint32_t l)
+{
+	uint32_t any = 0;
+
+	for (uint32_t i = 0; i < SCAN_GROUP; i++)
+		any |= __atomic_load_n(&map[l + i], __ATOMIC_RELAXED);
+	if (any || s->seen[l / 64])
+		return false;
+	s->seen[l / 64] = UINT64_MAX;
+	return true;
 }
 
 /*
@@ -579,12 +630,17 @@ static int scan_claim(struct ntm_btt *b, struct arena *a, unsigned k,
  * block another entry holds: the arena turns read-only and reads of the
  * blocks involved fail, so no LBA returns another LBA's data.
  * With @report, stop at the first problem and return -EINVAL (check).
+ * The pass costs a read of the map at memory speed: the map is faulted
+ * in by large reads, step by step, and a group of entries never written
+ * (zero: the LBA's own block) is checked with one word of seen[].
  */
 static int arena_scan(struct ntm_btt *b, struct arena *a, unsigned k,
 		      bool report)
 {
-	size_t bytes = a->internal_nlba / 8 + 1;
-	struct scan s = { calloc(1, bytes), calloc(1, bytes), report };
+	size_t words = a->internal_nlba / 64 + 1;
+	struct scan s = { calloc(words, sizeof(uint64_t)),
+			  calloc(1, a->internal_nlba / 8 + 1), report };
+	uint32_t step = SCAN_STEP / BTT_MAP_ENTRY;
 	int ret = 0;
 
 	if (!s.seen || !s.dup) {
@@ -592,9 +648,21 @@ static int arena_scan(struct ntm_btt *b, struct arena *a, unsigned k,
 		goto out;
 	}
 	for (uint32_t l = 0; l < a->external_nlba && !ret; l++) {
-		uint32_t e = map_load(&a->map[l]);
-		uint32_t blk = e & BTT_MAP_FLAGS ? e & BTT_MAP_LBA : l;
+		uint32_t e, blk;
 
+		if (l % step == 0)
+			map_populate(&a->map[l],
+				     (size_t)(a->external_nlba - l < step ?
+					      a->external_nlba - l : step) *
+					     BTT_MAP_ENTRY);
+		/* internal_nlba > external_nlba: the group's blocks exist. */
+		if (l % SCAN_GROUP == 0 && a->external_nlba - l >= SCAN_GROUP &&
+		    scan_identity(&s, a->map, l)) {
+			l += SCAN_GROUP - 1;
+			continue;
+		}
+		e = map_load(&a->map[l]);
+		blk = e & BTT_MAP_FLAGS ? e & BTT_MAP_LBA : l;
 		if (blk < a->internal_nlba)
 			ret = scan_claim(b, a, k, &s, blk, "map entry", l);
 		else if (report)
@@ -608,10 +676,16 @@ static int arena_scan(struct ntm_btt *b, struct arena *a, unsigned k,
 		if (a->flogs[f].free < a->internal_nlba)
 			ret = scan_claim(b, a, k, &s, a->flogs[f].free,
 					 "flog entry", f);
-	for (uint32_t i = 0; report && !ret && i < a->internal_nlba; i++)
-		if (!bit_test(s.seen, i))
+	for (uint32_t i = 0; report && !ret && i < a->internal_nlba; i++) {
+		if (i % 64 == 0 && s.seen[i / 64] == UINT64_MAX &&
+		    a->internal_nlba - i >= 64) {
+			i += 63;
+			continue;
+		}
+		if (!(s.seen[i / 64] & (1ull << (i % 64))))
 			ret = ntm_error(-EINVAL, "btt: arena %u: block %u is "
 					"neither mapped nor free", k, i);
+	}
 	if (!report && arena_is_bad(a)) {
 		a->suspect = s.dup;
 		s.dup = NULL;

@@ -1087,6 +1087,84 @@ static void flip(struct corrupt_ctx *c, uint64_t off, unsigned bit)
 	c->work[off] ^= (unsigned char)(1u << bit);
 }
 
+/*
+ * The scan checks a group of never-written map entries (zeros: each LBA
+ * its own block) as one word of its bitmap. In a mostly unwritten pool,
+ * an entry that points into such a group, from before it or after it,
+ * must still be found: the arena turns read-only, the edited LBA fails
+ * with -EIO (the unwritten one reads zeros, as it never held data) and
+ * ntm_btt_check() refuses the pool. A pool
+ * without the edit reads every LBA's own data and checks clean.
+ */
+static void test_scan_unwritten_groups(void **state)
+{
+	/* {lba whose entry is edited, block it is made to point at} */
+	static const uint32_t edits[][2] = {
+		{ 3, 640 },	/* into a later unwritten group */
+		{ 1000, 64 },	/* into an earlier one (1000 is written) */
+		{ 130, 129 },	/* within one group, both unwritten */
+	};
+	size_t size = 8 * MiB;
+	unsigned char *image = region(size), *work = region(size);
+	unsigned char w[512], r[512];
+	struct ntm_btt *b = open_btt(image, size, 512, NTM_BTT_CREATE);
+	uint64_t nlba = ntm_btt_nlba(b), mapoff;
+	struct btt_info i;
+
+	(void)state;
+	assert_true(nlba > 4096);
+	for (uint64_t l = 0; l < 8; l++) {
+		pattern(w, 512, l, 1);
+		assert_int_equal(ntm_btt_write(b, 0, l, w), 0);
+	}
+	pattern(w, 512, 1000, 1);
+	assert_int_equal(ntm_btt_write(b, 0, 1000, w), 0);
+	ntm_btt_close(b);
+	memcpy(&i, image, sizeof(i));
+	mapoff = le64toh(i.mapoff);
+
+	memcpy(work, image, size);
+	b = open_btt(work, size, 512, 0);
+	for (uint64_t l = 0; l < nlba; l++) {
+		assert_int_equal(ntm_btt_read(b, 0, l, r), 0);
+		assert_true(sector_ok(r, l));
+	}
+	assert_false(ntm_btt_readonly(b));
+	assert_int_equal(ntm_btt_check(b), 0);
+	ntm_btt_close(b);
+
+	for (size_t e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+		uint32_t lba = edits[e][0], blk = edits[e][1];
+		uint32_t v = htole32(blk | BTT_MAP_NORMAL);
+
+		memcpy(work, image, size);
+		memcpy(work + mapoff + 4ull * lba, &v, 4);
+		b = open_btt(work, size, 512, 0);
+		assert_int_equal(ntm_btt_read(b, 0, lba, r), -EIO);
+		assert_true(ntm_btt_readonly(b));
+		for (uint64_t l = 0; l < nlba; l++) {
+			int ret = ntm_btt_read(b, 0, l, r);
+
+			if (ret == -EIO)
+				continue;
+			assert_int_equal(ret, 0);
+			if (!sector_ok(r, l))
+				fail_msg("edit %zu: lba %llu returned another "
+					 "LBA's data", e, (unsigned long long)l);
+		}
+		assert_int_equal(ntm_btt_check(b), -EINVAL);
+		ntm_btt_close(b);
+
+		/* The check alone, before any access, finds it too. */
+		b = open_btt(work, size, 512, 0);
+		assert_int_equal(ntm_btt_check(b), -EINVAL);
+		assert_non_null(strstr(ntm_errmsg(), "referenced twice"));
+		ntm_btt_close(b);
+	}
+	munmap(image, size);
+	munmap(work, size);
+}
+
 static void test_corrupt(void **state)
 {
 	struct corrupt_ctx c = { .size = 2 * MiB };
@@ -1516,6 +1594,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_backup_nextoff),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_scan_unwritten_groups),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_threads_persist_failure),
 		cmocka_unit_test(test_kill),
