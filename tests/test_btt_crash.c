@@ -270,6 +270,31 @@ static void two_lanes(void *arg)
 		pthread_join(r->owner[i], NULL);
 }
 
+/*
+ * A crash run has ended: print its figures (@what after the writes' count),
+ * report a failure, add its images to @total and close its BTT. 0 when
+ * it passed, 1 when it failed.
+ */
+static int run_ended(const char *name, const char *what, struct run *r,
+		     struct ntm_crash_result *res, int ret, struct run *total)
+{
+	printf("btt_crash %s: %u writes%s %llu crash points (at most %llu "
+	       "units pending), %llu states, %llu failures; sectors read "
+	       "old %llu, new %llu, torn %llu, other LBA %llu\n", name,
+	       r->nwrites, what, (unsigned long long)res->points,
+	       (unsigned long long)res->max_pending,
+	       (unsigned long long)res->states,
+	       (unsigned long long)res->failures,
+	       (unsigned long long)r->old, (unsigned long long)r->new,
+	       (unsigned long long)r->torn, (unsigned long long)r->other);
+	if (ret)
+		ntm_crash_report(res, NULL);
+	total->images += res->states;
+	total->torn += r->torn + r->other;
+	ntm_btt_close(r->btt);
+	return ret || r->failed || !res->states;
+}
+
 /* The first writes of a lazy BTT: the first lays it out. */
 static void lazy_first(void *arg)
 {
@@ -310,21 +335,8 @@ static int run_lazy(const char *name, unsigned flags, struct run *total)
 	cc.region = r->base;
 	cc.arg = r;
 	ret = ntm_crash_run(&cc, lazy_first, r, &res);
-	printf("btt_crash %s: %u writes, the first laying the BTT out: %llu "
-	       "crash points (at most %llu units pending), %llu states, %llu "
-	       "failures; sectors read old %llu, new %llu, torn %llu, other "
-	       "LBA %llu\n", name, r->nwrites, (unsigned long long)res.points,
-	       (unsigned long long)res.max_pending,
-	       (unsigned long long)res.states,
-	       (unsigned long long)res.failures,
-	       (unsigned long long)r->old, (unsigned long long)r->new,
-	       (unsigned long long)r->torn, (unsigned long long)r->other);
-	if (ret)
-		ntm_crash_report(&res, NULL);
-	total->images += res.states;
-	total->torn += r->torn + r->other;
-	ntm_btt_close(r->btt);
-	if (ret || r->failed || !res.states)
+	if (run_ended(name, ", the first laying the BTT out:", r, &res, ret,
+		      total))
 		return 1;
 	/* After the run: laid out, durable, opening without NTM_BTT_LAZY. */
 	r->open_flags = 0;
@@ -386,21 +398,7 @@ static int run_one(const char *name, int lanes, unsigned nwrites,
 	cc.region = r->base;
 	cc.arg = r;
 	ret = ntm_crash_run(&cc, lanes == 2 ? two_lanes : one_lane, r, &res);
-	printf("btt_crash %s: %u writes, %llu crash points (at most %llu "
-	       "units pending), %llu states, %llu failures; sectors read "
-	       "old %llu, new %llu, torn %llu, other LBA %llu\n", name,
-	       nwrites, (unsigned long long)res.points,
-	       (unsigned long long)res.max_pending,
-	       (unsigned long long)res.states,
-	       (unsigned long long)res.failures,
-	       (unsigned long long)r->old, (unsigned long long)r->new,
-	       (unsigned long long)r->torn, (unsigned long long)r->other);
-	if (ret)
-		ntm_crash_report(&res, NULL);
-	total->images += res.states;
-	total->torn += r->torn + r->other;
-	ntm_btt_close(r->btt);
-	if (ret || r->failed || !res.states)
+	if (run_ended(name, ",", r, &res, ret, total))
 		return 1;
 	/* After the run the region is durable and the BTT clean. */
 	ret = check(r->base, SIZE, r);
