@@ -62,6 +62,13 @@ as_reader=""
 if [ "$(id -u)" = 0 ]; then
 	as_reader="setpriv --reuid=nobody --regid=$(id -g nobody 2>/dev/null) --clear-groups"
 	$as_reader true 2>/dev/null || as_reader=none
+	# nobody must reach the tool and its libraries (a build tree in a
+	# directory only root may enter, such as one mktemp -d made, is not)
+	if [ "$as_reader" != none ] &&
+		! $as_reader "$ntmem" --version >/dev/null 2>&1; then
+		echo "# skip info --sysfs, unreadable: nobody cannot run $ntmem from here"
+		as_reader=none
+	fi
 fi
 for c in "missing:$tmp/missing:No such file or directory" \
 	"a plain file:$tmp/file:Not a directory" \
@@ -71,7 +78,7 @@ for c in "missing:$tmp/missing:No such file or directory" \
 	runner=""
 	if [ "$case_name" = unreadable ]; then
 		if [ "$as_reader" = none ]; then
-			echo "# skip info --sysfs, unreadable: root, and no setpriv to drop it"
+			echo "# skip info --sysfs, unreadable: root, and no unprivileged user to run it"
 			continue
 		fi
 		runner=$as_reader
