@@ -189,12 +189,13 @@ static void publish(struct ntm_interval_table *t, int slot)
 
 /* --- changes --------------------------------------------------------------- */
 
-/* @k intervals from @src; none from the NULL array of an empty table. */
+/* @k intervals from @src[@from]: none, and no pointer arithmetic, from
+ * the NULL array of an empty table (NULL + 0 is undefined too). */
 static void copy_intervals(struct ntm_interval *dst,
-			   const struct ntm_interval *src, size_t k)
+			   const struct ntm_interval *src, size_t from, size_t k)
 {
 	if (k)
-		memcpy(dst, src, k * sizeof(*src));
+		memcpy(dst, src + from, k * sizeof(*src));
 }
 
 /* Grow to @m intervals: capacity and memory; 0 or -ENOMEM, named. */
@@ -244,9 +245,9 @@ int ntm_interval_insert(struct ntm_interval_table *t, uintptr_t lo,
 		return err;
 	slot = take(t, n + 1);
 	s = t->spare[slot];
-	copy_intervals(s->v, v, i);
+	copy_intervals(s->v, v, 0, i);
 	s->v[i] = (struct ntm_interval){ .lo = lo, .hi = hi, .user = user };
-	copy_intervals(s->v + i + 1, v + i, n - i);
+	copy_intervals(s->v + i + 1, v, i, n - i);
 	s->n = n + 1;
 	publish(t, slot);
 	return 0;
@@ -266,8 +267,8 @@ void *ntm_interval_remove(struct ntm_interval_table *t, uintptr_t a)
 	user = v[i].user;
 	slot = take(t, n - 1);	/* never -1: see the top of the file */
 	s = t->spare[slot];
-	copy_intervals(s->v, v, i);
-	copy_intervals(s->v + i, v + i + 1, n - i - 1);
+	copy_intervals(s->v, v, 0, i);
+	copy_intervals(s->v + i, v, i + 1, n - i - 1);
 	s->n = n - 1;
 	publish(t, slot);
 	return user;
@@ -302,14 +303,14 @@ int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
 	}
 	slot = take(t, m);
 	s = t->spare[slot];
-	copy_intervals(s->v, v, i);
+	copy_intervals(s->v, v, 0, i);
 	s->n = i;
 	if (head)
 		s->v[s->n++] = (struct ntm_interval){ v[i].lo, lo, v[i].user };
 	if (tail)
 		s->v[s->n++] = (struct ntm_interval){ hi, v[j - 1].hi,
 						       v[j - 1].user };
-	copy_intervals(s->v + s->n, v + j, n - j);
+	copy_intervals(s->v + s->n, v, j, n - j);
 	s->n += n - j;
 	publish(t, slot);
 	/* v is the old snapshot, now a spare nobody writes until the next change. */
