@@ -255,14 +255,7 @@ if [ "$rc" -ne 137 ] && [ "$rc" -ne $((128 + 9)) ]; then
 fi
 for eager in 0 1; do
 	cp "$tmp/recover/pmemobj_recover.pmem" "$tmp/recover/killed.pmem"
-	if [ "$eager" = 1 ]; then
-		NTMEM_CHECK_EAGER=1
-		export NTMEM_CHECK_EAGER
-		how=" (eager)"
-	else
-		unset NTMEM_CHECK_EAGER
-		how=
-	fi
+	eager_mode "$eager"
 	run pmemobj_recover "$tmp/recover" open
 	if grep -qx 'value 1' "$out"; then
 		ok "pmemobj_recover open$how: the killed transaction rolled back"
