@@ -37,6 +37,10 @@ check_pkgs="$check_pkgs abigail-tools mandoc"
 # libpmemobj-dev: PMDK's libpmemobj, on Debian's libpmem and on the
 # drop-in (make check-kernel's libpmemobj program, tests/kernel).
 check_pkgs="$check_pkgs libpmemobj-dev"
+# libpmem2-dev: PMDK's libpmem2.h and libpmem2.so.1 (libpmem2-dev brings
+# the library), to build programs against PMDK's header and run them on
+# the libpmem2 drop-in and on PMDK side by side.
+check_pkgs="$check_pkgs libpmem2-dev"
 # The aarch64 cross build and its tests under qemu-user (make check-aarch64,
 # cross/aarch64-linux-gnu.ini): Debian's cross compiler and C library, the
 # user-mode emulator, and cmocka for arm64 from a multiarch install (it
@@ -55,7 +59,7 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # pages, and libpmem-dev, libpmemblk-dev for PMDK's headers (a program
 # built against them runs on the drop-in package); libpmemobj-dev builds
 # ntmem-tools' libpmemobj workload of ntmem bench check.
-deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev"
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev libpmem2-dev"
 
 # make check-kernel (scripts/kernel-check.sh): qemu-system-x86 boots
 # linux-image-cloud-amd64 (installed into /boot and /lib/modules, read
