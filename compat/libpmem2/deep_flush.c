@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * deep_flush.c - pmem2_deep_flush(): the range persisted the map's way,
+ * then pushed past the platform's power-fail buffers where software can:
+ * a devdax device's nd region has a deep_flush attribute (writing "1"
+ * flushes the memory controller's queues); a file is msync()ed, which on
+ * a DAX file system asks the pmem driver for the same flush. Private and
+ * anonymous mappings have nothing to push.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "pmem2.h"
+
+static const char *sysfs_root(void)
+{
+	const char *root = getenv("NTMEM_SYSFS_ROOT");
+
+	return root && *root ? root : "/sys";
+}
+
+/*
+ * Write "1" to the deep_flush of the nd region above the devdax @rdev:
+ * its sysfs directory lies below regionN (.../regionN/daxN.M/daxN.M).
+ */
+static int region_deep_flush(dev_t rdev)
+{
+	char link[PATH_MAX], dir[PATH_MAX], *slash;
+	int fd, ret = 0;
+
+	snprintf(link, sizeof(link), "%s/dev/char/%u:%u", sysfs_root(),
+		 major(rdev), minor(rdev));
+	if (!realpath(link, dir))
+		return pmem2_err(PMEM2_E_DAX_REGION_NOT_FOUND, "pmem2_deep_flush: "
+				 "devdax %u:%u has no %s", major(rdev),
+				 minor(rdev), link);
+	while ((slash = strrchr(dir, '/')) && slash != dir) {
+		if (!strncmp(slash + 1, "region", 6))
+			break;
+		*slash = '\0';
+	}
+	if (!slash || slash == dir)
+		return pmem2_err(PMEM2_E_DAX_REGION_NOT_FOUND, "pmem2_deep_flush: "
+				 "devdax %u:%u is below no nd region",
+				 major(rdev), minor(rdev));
+	if (strlen(dir) + sizeof("/deep_flush") > sizeof(dir))
+		return pmem2_err(PMEM2_E_DAX_REGION_NOT_FOUND, "pmem2_deep_flush: "
+				 "region path too long");
+	strcat(dir, "/deep_flush");
+	fd = open(dir, O_WRONLY | O_CLOEXEC);
+	/* A region without the attribute: a fence was all software could do. */
+	if (fd < 0)
+		return errno == ENOENT ? 0 : pmem2_err_errno(errno,
+					"pmem2_deep_flush: open %s", dir);
+	if (write(fd, "1", 1) != 1)
+		ret = pmem2_err_errno(errno, "pmem2_deep_flush: write %s", dir);
+	close(fd);
+	return ret;
+}
+
+int pmem2_deep_flush(struct pmem2_map *map, void *ptr, size_t size)
+{
+	uintptr_t lo = (uintptr_t)map->addr, hi = lo + map->size;
+	uintptr_t p = (uintptr_t)ptr, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = p & ~(page - 1);
+
+	if (p < lo || p > hi || size > hi - p)
+		return pmem2_err(PMEM2_E_DEEP_FLUSH_RANGE, "pmem2_deep_flush: "
+				 "ptr %p + size %zu is not inside the map "
+				 "[%p, +%zu)", ptr, size, map->addr, map->size);
+	map->persist_fn(ptr, size);
+	if (map->source_type == PMEM2_SOURCE_ANON || size == 0)
+		return 0;
+	if (map->devdax)
+		return region_deep_flush(map->rdev);
+	if (map->granularity != PMEM2_GRANULARITY_PAGE &&
+	    msync((void *)start, p + size - start, MS_SYNC))
+		return pmem2_err_errno(errno, "pmem2_deep_flush: msync %p + %zu",
+				       ptr, size);
+	return 0;
+}

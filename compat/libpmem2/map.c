@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/*
+ * map.c - pmem2_map_new(), pmem2_map_from_existing(), pmem2_map_delete()
+ * and the getters, with PMDK's checks and codes.
+ *
+ * A shared mapping of a file is tried with MAP_SHARED_VALIDATE|MAP_SYNC
+ * first: the kernel grants it only where the mapping is the media (a DAX
+ * file system), and falls back to MAP_SHARED where it refuses the flag
+ * (EINVAL, EOPNOTSUPP), as PMDK does. The store granularity then follows
+ * PMDK's rules (granularity()). Every live mapping is in a registry, so
+ * pmem2_map_from_existing() can refuse a range that is already one.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <ntmem/embed.h>	/* ntm_persist_domain_system() */
+
+#include "pmem2.h"
+
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+
+#define HUGE_2M ((size_t)2 << 20)
+
+/* --- the registry ---------------------------------------------------------- */
+
+/* The live maps, in no order: a program has few. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pmem2_map **registry;
+static size_t registry_len, registry_cap;
+
+static bool overlaps(const struct pmem2_map *m, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = (uintptr_t)m->addr;
+
+	return a < hi && lo < a + m->size;
+}
+
+int pmem2_map_register(struct pmem2_map *map)
+{
+	uintptr_t lo = (uintptr_t)map->addr, hi = lo + map->size;
+	int ret = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < registry_len && !ret; i++)
+		if (overlaps(registry[i], lo, hi))
+			ret = PMEM2_E_MAP_EXISTS;
+	if (!ret && registry_len == registry_cap) {
+		size_t cap = registry_cap ? 2 * registry_cap : 16;
+		struct pmem2_map **r = realloc(registry, cap * sizeof(*r));
+
+		if (r) {
+			registry = r;
+			registry_cap = cap;
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret)
+		registry[registry_len++] = map;
+	pthread_mutex_unlock(&registry_lock);
+	return ret;
+}
+
+/* Whether @map is registered; if @remove, it no longer is. */
+static bool registry_find(struct pmem2_map *map, bool remove)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < registry_len; i++)
+		if (registry[i] == map) {
+			if (remove)
+				registry[i] = registry[--registry_len];
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	return found;
+}
+
+void pmem2_map_unregister(struct pmem2_map *map)
+{
+	(void)registry_find(map, true);
+}
+
+/* --- granularity ----------------------------------------------------------- */
+
+/*
+ * PMEM2_FORCE_GRANULARITY, as PMDK reads it: BYTE, CACHE_LINE (or
+ * CACHELINE) or PAGE in any case; anything else is ignored (-1).
+ */
+static int forced_granularity(void)
+{
+	const char *v = getenv("PMEM2_FORCE_GRANULARITY");
+
+	if (!v)
+		return -1;
+	if (!strcasecmp(v, "BYTE"))
+		return PMEM2_GRANULARITY_BYTE;
+	if (!strcasecmp(v, "CACHE_LINE") || !strcasecmp(v, "CACHELINE"))
+		return PMEM2_GRANULARITY_CACHE_LINE;
+	if (!strcasecmp(v, "PAGE"))
+		return PMEM2_GRANULARITY_PAGE;
+	return -1;
+}
+
+/*
+ * PMDK's order: a private or anonymous mapping needs no flush at all
+ * (byte); then PMEM2_FORCE_GRANULARITY; a mapping that is not the media
+ * (no MAP_SYNC, not devdax) needs msync() (page); on the media, byte
+ * where the persistence domain is the CPU cache (eADR: ntmem's reading of
+ * sysfs, or NTMEM_PERSIST_DOMAIN), else cache line.
+ */
+static enum pmem2_granularity granularity(bool needs_no_flush, bool on_media)
+{
+	int force = forced_granularity();
+
+	if (needs_no_flush)
+		return PMEM2_GRANULARITY_BYTE;
+	if (force >= 0)
+		return (enum pmem2_granularity)force;
+	if (!on_media)
+		return PMEM2_GRANULARITY_PAGE;
+	if (ntm_persist_domain_system() == NTM_PERSIST_CPU_CACHE)
+		return PMEM2_GRANULARITY_BYTE;
+	return PMEM2_GRANULARITY_CACHE_LINE;
+}
+
+static const char *granularity_name(int g)
+{
+	return g == PMEM2_GRANULARITY_BYTE ? "BYTE" :
+	       g == PMEM2_GRANULARITY_CACHE_LINE ? "CACHE_LINE" : "PAGE";
+}
+
+/* --- pmem2_map_new --------------------------------------------------------- */
+
+static int mmap_prot(unsigned prot)
+{
+	return (prot & PMEM2_PROT_READ ? PROT_READ : 0) |
+	       (prot & PMEM2_PROT_WRITE ? PROT_WRITE : 0) |
+	       (prot & PMEM2_PROT_EXEC ? PROT_EXEC : 0);
+}
+
+/*
+ * An unused range of @len bytes aligned to @align: a PROT_NONE
+ * placeholder the mapping replaces (MAP_FIXED), so a devdax device (which
+ * refuses a misaligned address) and huge pages get their alignment.
+ */
+static void *reserve(size_t len, size_t align, size_t *placeholder_len)
+{
+	size_t n = len + align;
+	uintptr_t p, a;
+
+	p = (uintptr_t)mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			    MAP_NORESERVE, -1, 0);
+	if ((void *)p == MAP_FAILED)
+		return MAP_FAILED;
+	a = (p + align - 1) & ~(uintptr_t)(align - 1);
+	/* Give back what lies before and after the aligned range. */
+	if (a > p)
+		munmap((void *)p, a - p);
+	if (p + n > a + len)
+		munmap((void *)(a + len), p + n - (a + len));
+	*placeholder_len = len;
+	return (void *)a;
+}
+
+/* Check @cfg against @src; the length to map in *@length. 0 or a code. */
+static int check_range(const struct pmem2_config *cfg,
+		       const struct pmem2_source *src, size_t size,
+		       size_t align, size_t *length)
+{
+	size_t offset = src->type == PMEM2_SOURCE_ANON ? 0 : cfg->offset;
+	size_t end, limit = size;
+
+	if (src->type == PMEM2_SOURCE_FD && size == 0)
+		return pmem2_err(PMEM2_E_SOURCE_EMPTY, "pmem2_map_new: src "
+				 "(fd %d) has size 0: nothing to map", src->fd);
+	if (offset % align)
+		return pmem2_err(PMEM2_E_OFFSET_UNALIGNED, "pmem2_map_new: "
+				 "offset %zu is not a multiple of the "
+				 "alignment %zu", offset, align);
+	if (cfg->length % align)
+		return pmem2_err(PMEM2_E_LENGTH_UNALIGNED, "pmem2_map_new: "
+				 "length %zu is not a multiple of the "
+				 "alignment %zu", cfg->length, align);
+	if (__builtin_add_overflow(offset, cfg->length, &end))
+		return pmem2_err(PMEM2_E_MAP_RANGE, "pmem2_map_new: offset %zu "
+				 "+ length %zu overflows", offset, cfg->length);
+	/* A file's last partial page maps whole, as with mmap() itself. */
+	if (src->type == PMEM2_SOURCE_FD && size % align)
+		limit = size + (align - size % align);
+	if (end > limit || offset > size)
+		return pmem2_err(PMEM2_E_MAP_RANGE, "pmem2_map_new: offset %zu "
+				 "+ length %zu is past the end of the source "
+				 "(%zu bytes)", offset, cfg->length, size);
+	*length = cfg->length ? cfg->length : size - offset;
+	return 0;
+}
+
+/* Map @length bytes of @src at @at (reserved); MAP_SYNC in *@sync. */
+static void *map_source(const struct pmem2_config *cfg,
+			const struct pmem2_source *src, void *at,
+			size_t length, bool *sync)
+{
+	int prot = mmap_prot(cfg->prot);
+	off_t off = (off_t)cfg->offset;
+	void *p;
+
+	*sync = false;
+	if (src->type == PMEM2_SOURCE_ANON)
+		return mmap(at, length, prot, MAP_FIXED | MAP_ANONYMOUS |
+			    (cfg->sharing == PMEM2_PRIVATE ? MAP_PRIVATE
+							   : MAP_SHARED),
+			    -1, 0);
+	if (cfg->sharing == PMEM2_PRIVATE)
+		return mmap(at, length, prot, MAP_FIXED | MAP_PRIVATE, src->fd,
+			    off);
+	p = mmap(at, length, prot, MAP_FIXED | MAP_SHARED_VALIDATE | MAP_SYNC,
+		 src->fd, off);
+	if (p != MAP_FAILED) {
+		*sync = true;
+		return p;
+	}
+	if (errno != EINVAL && errno != EOPNOTSUPP)
+		return MAP_FAILED;
+	return mmap(at, length, prot, MAP_FIXED | MAP_SHARED, src->fd, off);
+}
+
+int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
+		  const struct pmem2_source *src)
+{
+	size_t size, align, length = 0, placeholder = 0;
+	enum pmem2_granularity avail;
+	struct pmem2_map *map;
+	bool sync, no_flush;
+	void *at, *addr;
+	int ret;
+
+	*map_ptr = NULL;
+	if (cfg->granularity == PMEM2_GRANULARITY_UNSET)
+		return pmem2_err(PMEM2_E_GRANULARITY_NOT_SET, "pmem2_map_new: "
+				 "cfg has no required store granularity "
+				 "(pmem2_config_set_required_store_granularity)");
+	ret = pmem2_source_geometry(src, "pmem2_map_new", &size, &align);
+	if (ret)
+		return ret;
+	ret = check_range(cfg, src, size, align, &length);
+	if (ret)
+		return ret;
+	if (src->devdax && cfg->sharing == PMEM2_PRIVATE)
+		return pmem2_err(PMEM2_E_SRC_DEVDAX_PRIVATE, "pmem2_map_new: "
+				 "a devdax device cannot be mapped PMEM2_PRIVATE");
+	if (src->type == PMEM2_SOURCE_FD && src->access == O_RDONLY &&
+	    cfg->sharing == PMEM2_SHARED && (cfg->prot & PMEM2_PROT_WRITE))
+		return pmem2_err(PMEM2_E_NO_ACCESS, "pmem2_map_new: prot has "
+				 "PMEM2_PROT_WRITE, but fd %d is open O_RDONLY "
+				 "(map PMEM2_PROT_READ or PMEM2_PRIVATE)",
+				 src->fd);
+	if (length == 0)
+		return pmem2_err_errno(EINVAL, "pmem2_map_new: offset %zu is "
+				       "the end of the source: length 0",
+				       cfg->offset);
+	if (length >= HUGE_2M && align < HUGE_2M)
+		align = HUGE_2M;
+	at = reserve(length, align, &placeholder);
+	if (at == MAP_FAILED)
+		return pmem2_err_errno(errno, "pmem2_map_new: no %zu bytes of "
+				       "address space", length);
+	addr = map_source(cfg, src, at, length, &sync);
+	if (addr == MAP_FAILED) {
+		ret = errno;
+		munmap(at, placeholder);
+		return pmem2_err_errno(ret, "pmem2_map_new: mmap %zu bytes at "
+				       "offset %zu", length, cfg->offset);
+	}
+	no_flush = cfg->sharing == PMEM2_PRIVATE ||
+		   src->type == PMEM2_SOURCE_ANON;
+	avail = granularity(no_flush, sync || src->devdax);
+	if ((int)avail > cfg->granularity) {
+		munmap(addr, length);
+		return pmem2_err(PMEM2_E_GRANULARITY_NOT_SUPPORTED,
+				 "pmem2_map_new: granularity %s required, the "
+				 "mapping gives %s only (%s)",
+				 granularity_name(cfg->granularity),
+				 granularity_name(avail),
+				 avail == PMEM2_GRANULARITY_PAGE
+				 ? "not a DAX file, or no MAP_SYNC"
+				 : "the persistence domain is not cpu_cache");
+	}
+	map = calloc(1, sizeof(*map));
+	if (!map) {
+		munmap(addr, length);
+		return pmem2_err_errno(ENOMEM, "pmem2_map_new");
+	}
+	map->addr = addr;
+	map->size = length;
+	map->granularity = avail;
+	map->owned = true;
+	map->devdax = src->devdax;
+	map->rdev = src->rdev;
+	map->source_type = src->type;
+	pmem2_map_set_fns(map);
+	ret = pmem2_map_register(map);
+	if (ret) {
+		/* New pages overlap nothing live: only ENOMEM gets here. */
+		munmap(addr, length);
+		free(map);
+		return pmem2_err(ret, "pmem2_map_new: no memory to register "
+				 "the mapping");
+	}
+	*map_ptr = map;
+	return 0;
+}
+
+int pmem2_map_from_existing(struct pmem2_map **map_ptr,
+			    const struct pmem2_source *src, void *addr,
+			    size_t len, enum pmem2_granularity gran)
+{
+	struct pmem2_map *map = calloc(1, sizeof(*map));
+	int ret;
+
+	*map_ptr = NULL;
+	if (!map)
+		return pmem2_err_errno(ENOMEM, "pmem2_map_from_existing");
+	*map = (struct pmem2_map){
+		.addr = addr, .size = len, .granularity = gran,
+		.devdax = src->devdax, .rdev = src->rdev,
+		.source_type = src->type,
+	};
+	pmem2_map_set_fns(map);
+	ret = pmem2_map_register(map);
+	if (ret) {
+		free(map);
+		return pmem2_err(ret, "pmem2_map_from_existing: addr %p + len "
+				 "%zu overlaps a mapping libpmem2 already has",
+				 addr, len);
+	}
+	*map_ptr = map;
+	return 0;
+}
+
+int pmem2_map_delete(struct pmem2_map **map_ptr)
+{
+	struct pmem2_map *map = *map_ptr;
+
+	if (!registry_find(map, false))
+		return pmem2_err(PMEM2_E_MAPPING_NOT_FOUND, "pmem2_map_delete: "
+				 "map %p is not a live mapping", (void *)map);
+	if (map->owned && munmap(map->addr, map->size))
+		return pmem2_err_errno(errno, "pmem2_map_delete: munmap %p + %zu",
+				       map->addr, map->size);
+	pmem2_map_unregister(map);
+	free(map);
+	*map_ptr = NULL;
+	return 0;
+}
+
+void *pmem2_map_get_address(struct pmem2_map *map)
+{
+	return map->addr;
+}
+
+size_t pmem2_map_get_size(struct pmem2_map *map)
+{
+	return map->size;
+}
+
+enum pmem2_granularity pmem2_map_get_store_granularity(struct pmem2_map *map)
+{
+	return map->granularity;
+}

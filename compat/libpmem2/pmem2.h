@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmem2.h - what the files of the libpmem2 drop-in share: the objects
+ * behind PMDK's opaque types, and the internal calls between the files.
+ *
+ * Later parts (virtual-memory reservations, bad blocks, mcsafe I/O, the
+ * recorder's proofs) build on these structs; the hook points for a
+ * reservation are marked in struct pmem2_config and struct pmem2_map.
+ */
+#ifndef NTMEM_COMPAT_LIBPMEM2_H
+#define NTMEM_COMPAT_LIBPMEM2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "include/libpmem2.h"
+
+/* --- errors (errors.c) ---------------------------------------------------- */
+
+/*
+ * Set the thread's pmem2_errormsg() text (printf-style) and return @code,
+ * so a failing path reads "return pmem2_err(PMEM2_E_..., "fn: ...", ...)".
+ * Messages start with the function's name and name the argument at fault.
+ */
+int pmem2_err(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* As pmem2_err(), with errno's text appended: returns -@err. */
+int pmem2_err_errno(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- sources (source.c) --------------------------------------------------- */
+
+enum pmem2_source_type {
+	PMEM2_SOURCE_ANON = 1,	/* anonymous memory: size only */
+	PMEM2_SOURCE_FD = 2,	/* a descriptor: a regular file or devdax */
+};
+
+struct pmem2_source {
+	enum pmem2_source_type type;
+	size_t anon_size;	/* PMEM2_SOURCE_ANON: the size given */
+	int fd;			/* PMEM2_SOURCE_FD: the caller's, never closed */
+	bool devdax;		/* PMEM2_SOURCE_FD: a dax character device */
+	dev_t rdev;		/* devdax: its device number */
+	dev_t st_dev;		/* regular file: the file system's device */
+	int access;		/* O_RDONLY or O_RDWR, as the fd was opened */
+};
+
+/*
+ * The size and alignment of @src, as pmem2_source_size() and
+ * pmem2_source_alignment() answer (for @fn's messages). 0 or a code.
+ */
+int pmem2_source_geometry(const struct pmem2_source *src, const char *fn,
+			  size_t *size, size_t *align);
+
+/* --- configurations (config.c) -------------------------------------------- */
+
+/* No granularity set yet: pmem2_map_new() refuses (GRANULARITY_NOT_SET). */
+#define PMEM2_GRANULARITY_UNSET (-1)
+
+struct pmem2_config {
+	size_t offset;		/* into the source; a multiple of its alignment */
+	size_t length;		/* 0: from offset to the end of the source */
+	int granularity;	/* the required one, or PMEM2_GRANULARITY_UNSET */
+	enum pmem2_sharing_type sharing;
+	unsigned prot;		/* PMEM2_PROT_* */
+	/*
+	 * Reservation hook: pmem2_config_set_vm_reservation() (its own file)
+	 * sets these; pmem2_map_new() maps into [rsv + rsv_offset, +length)
+	 * when rsv is set. NULL in this part.
+	 */
+	struct pmem2_vm_reservation *rsv;
+	size_t rsv_offset;
+};
+
+/* --- mappings (map.c, persist.c) ------------------------------------------ */
+
+struct pmem2_map {
+	void *addr;
+	size_t size;		/* pmem2_map_get_size() */
+	/* What stores need to become durable, chosen by pmem2_map_new(). */
+	enum pmem2_granularity granularity;
+	bool owned;		/* pmem2_map_new() mapped it: delete unmaps */
+	bool devdax;		/* of a devdax source (deep flush: the region) */
+	dev_t rdev;		/* devdax: its device number */
+	enum pmem2_source_type source_type;
+	/* The functions pmem2_get_*_fn() return, set once per granularity. */
+	pmem2_persist_fn persist_fn;
+	pmem2_flush_fn flush_fn;
+	pmem2_drain_fn drain_fn;
+	pmem2_memmove_fn memmove_fn;
+	pmem2_memcpy_fn memcpy_fn;
+	pmem2_memset_fn memset_fn;
+	/* Reservation hook: the reservation it lies in, and where. */
+	struct pmem2_vm_reservation *rsv;
+	size_t rsv_offset;
+};
+
+/* Fill @map's function pointers for its granularity (persist.c). */
+void pmem2_map_set_fns(struct pmem2_map *map);
+
+/*
+ * The registry of live mappings (map.c): pmem2_map_from_existing() refuses
+ * a range that overlaps one (PMEM2_E_MAP_EXISTS), as PMDK's does.
+ * pmem2_map_register() returns 0 or that code; unregister cannot fail.
+ */
+int pmem2_map_register(struct pmem2_map *map);
+void pmem2_map_unregister(struct pmem2_map *map);
+
+#endif /* NTMEM_COMPAT_LIBPMEM2_H */
