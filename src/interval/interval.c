@@ -274,10 +274,15 @@ void *ntm_interval_remove(struct ntm_interval_table *t, uintptr_t a)
 	return user;
 }
 
-int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
-		     void (*fn)(void *arg, const struct ntm_interval *was,
-				unsigned left),
-		     void *arg)
+/*
+ * Both cuts: @renew says a split's tail takes @tail_user (and goes when it
+ * is NULL) rather than keeping the pointer of the interval it came from.
+ */
+static int cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
+	       bool renew, void *tail_user,
+	       void (*fn)(void *arg, const struct ntm_interval *was,
+			  unsigned left),
+	       void *arg)
 {
 	size_t n, i, j, m;
 	const struct ntm_interval *v = ntm_interval_view(t, &n);
@@ -295,6 +300,9 @@ int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
 		return 0;
 	head = v[i].lo < lo;		/* [v[i].lo, lo) stays */
 	tail = v[j - 1].hi > hi;	/* [hi, v[j-1].hi) stays */
+	renew = renew && head && tail && j == i + 1;
+	if (renew && !tail_user)
+		tail = false;
 	m = n - (j - i) + head + tail;
 	if (m > n) {
 		err = grow(t, m, lo, hi);
@@ -308,8 +316,8 @@ int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
 	if (head)
 		s->v[s->n++] = (struct ntm_interval){ v[i].lo, lo, v[i].user };
 	if (tail)
-		s->v[s->n++] = (struct ntm_interval){ hi, v[j - 1].hi,
-						       v[j - 1].user };
+		s->v[s->n++] = (struct ntm_interval){
+			hi, v[j - 1].hi, renew ? tail_user : v[j - 1].user };
 	copy_intervals(s->v + s->n, v, j, n - j);
 	s->n += n - j;
 	publish(t, slot);
@@ -317,6 +325,23 @@ int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
 	for (size_t k = i; fn && k < j; k++)
 		fn(arg, &v[k], (k == i && head) + (k == j - 1 && tail));
 	return 0;
+}
+
+int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
+		     void (*fn)(void *arg, const struct ntm_interval *was,
+				unsigned left),
+		     void *arg)
+{
+	return cut(t, lo, hi, false, NULL, fn, arg);
+}
+
+int ntm_interval_cut_split(struct ntm_interval_table *t, uintptr_t lo,
+			   uintptr_t hi, void *tail_user,
+			   void (*fn)(void *arg, const struct ntm_interval *was,
+				      unsigned left),
+			   void *arg)
+{
+	return cut(t, lo, hi, true, tail_user, fn, arg);
 }
 
 int ntm_interval_reserve(struct ntm_interval_table *t, size_t more)

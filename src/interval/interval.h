@@ -179,6 +179,21 @@ int ntm_interval_cut(struct ntm_interval_table *t, uintptr_t lo, uintptr_t hi,
 		     void *arg);
 
 /*
+ * ntm_interval_cut(), except that when [@lo, @hi) lies strictly inside one
+ * interval the piece above @hi gets @tail_user instead of that interval's
+ * pointer, in the same snapshot that trims the piece below: a reader sees
+ * the interval whole with its old pointer, or both pieces each with its
+ * own, never the tail with the head's. @tail_user NULL drops the tail too
+ * (@fn then hears of one piece left). A cut that splits nothing is
+ * ntm_interval_cut()'s, and @tail_user is not used.
+ */
+int ntm_interval_cut_split(struct ntm_interval_table *t, uintptr_t lo,
+			   uintptr_t hi, void *tail_user,
+			   void (*fn)(void *arg, const struct ntm_interval *was,
+				      unsigned left),
+			   void *arg);
+
+/*
  * Memory for the table to grow by @more intervals (at most
  * NTM_INTERVAL_RESERVE_MAX) through the changes that follow, under the same
  * hold of the writers' lock: they cannot fail with -ENOMEM except at the
