@@ -36,12 +36,38 @@ uint64_t ntm_btt_min_arena = BTT_MIN_ARENA;
 
 #define RTT_IDLE UINT32_MAX	/* a read-tracking slot nobody reads from */
 #define NMAP_LOCKS 256u		/* per-LBA map locks, hashed */
+#define CACHE_LINE 64u
 
+/*
+ * Per-lane state is padded to a cache line each: lanes exist so that
+ * threads do not wait for each other, and two lanes' words in one line
+ * would still make every update of one bounce the line out of the other
+ * thread's cache (measured: two writers' lane flags, flog state and
+ * read-tracking slots shared lines).
+ */
 struct flog_rt {
 	uint32_t lba, old_map, new_map, seq;	/* the current entry */
 	unsigned next;		/* the slot (0/1) the next update goes to */
 	uint32_t free;		/* the lane's free block */
-};
+} __attribute__((aligned(CACHE_LINE)));
+
+struct lane_flag {
+	_Atomic unsigned char busy;
+} __attribute__((aligned(CACHE_LINE)));
+
+struct rtt_slot {
+	_Atomic uint32_t blk;	/* the block this lane's reader holds */
+} __attribute__((aligned(CACHE_LINE)));
+
+/* @n zeroed elements of @size bytes (a multiple of the line), line-aligned. */
+static void *calloc_lines(size_t n, size_t size)
+{
+	void *p = aligned_alloc(CACHE_LINE, n * size);
+
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
 
 struct arena {
 	uint64_t ext_start;	/* first external LBA of this arena */
@@ -50,7 +76,7 @@ struct arena {
 	unsigned char *data, *flog, *backup;
 	uint32_t *map;
 	struct flog_rt *flogs;	/* nfree entries, lane i uses entry i */
-	_Atomic uint32_t *rtt;	/* per lane: the block its reader holds */
+	struct rtt_slot *rtt;	/* per lane: the block its reader holds */
 	uint8_t *suspect;	/* blocks referenced twice: reads fail */
 	_Atomic bool bad;	/* metadata not trusted: no writes */
 	/*
@@ -87,7 +113,7 @@ struct ntm_btt {
 	bool ro_flag;		/* NTM_BTT_READONLY: never write media */
 	_Atomic bool laidout;	/* false: lazy, no layout on media yet */
 	pthread_mutex_t layout_lock;
-	_Atomic unsigned char *lane_busy;
+	struct lane_flag *lane_busy;
 	struct map_lock locks[NMAP_LOCKS];
 	uint8_t parent_uuid[16];
 	bool check_parent;
@@ -714,12 +740,12 @@ static int arena_load(struct ntm_btt *b, unsigned k, uint64_t off,
 	/* NULL: the backup info block is past the end (info_read()). */
 	a->backup = i->infooff + BTT_INFO_SIZE <= b->size - off ?
 			    a->start + i->infooff : NULL;
-	a->flogs = calloc(a->nfree, sizeof(*a->flogs));
-	a->rtt = malloc(a->nfree * sizeof(*a->rtt));
+	a->flogs = calloc_lines(a->nfree, sizeof(*a->flogs));
+	a->rtt = calloc_lines(a->nfree, sizeof(*a->rtt));
 	if (!a->flogs || !a->rtt)
 		return ntm_error(-ENOMEM, "btt: arena %u", k);
 	for (uint32_t l = 0; l < a->nfree; l++)
-		atomic_init(&a->rtt[l], RTT_IDLE);
+		atomic_init(&a->rtt[l].blk, RTT_IDLE);
 	if (i->flags & BTT_INFO_FLAG_ERROR)
 		arena_bad(b, a, k, "info block has the error flag, flags",
 			  i->flags);
@@ -1033,7 +1059,7 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 		b->nlanes = cfg->nlanes;
 	if (b->nlanes > b->nfree)
 		b->nlanes = b->nfree;
-	b->lane_busy = calloc(b->nlanes, 1);
+	b->lane_busy = calloc_lines(b->nlanes, sizeof(*b->lane_busy));
 	if (!b->lane_busy) {
 		ret = ntm_error(-ENOMEM, "btt: open");
 		goto fail;
@@ -1102,7 +1128,7 @@ unsigned ntm_btt_lane_get(struct ntm_btt *b)
 			unsigned l = (start + i) % b->nlanes;
 			unsigned char idle = 0;
 
-			if (atomic_compare_exchange_strong(&b->lane_busy[l],
+			if (atomic_compare_exchange_strong(&b->lane_busy[l].busy,
 							   &idle, 1)) {
 				lane_hint = l;
 				return l;
@@ -1115,7 +1141,7 @@ unsigned ntm_btt_lane_get(struct ntm_btt *b)
 void ntm_btt_lane_put(struct ntm_btt *b, unsigned lane)
 {
 	if (b && lane < b->nlanes)
-		atomic_store_explicit(&b->lane_busy[lane], 0,
+		atomic_store_explicit(&b->lane_busy[lane].busy, 0,
 				      memory_order_release);
 }
 
@@ -1196,7 +1222,7 @@ int ntm_btt_read(struct ntm_btt *b, unsigned lane, uint64_t lba, void *buf)
 		 * the slot is cleared; if it moved, the block may already be
 		 * a free block being overwritten, so follow the new entry.
 		 */
-		atomic_store(&a->rtt[lane], blk);
+		atomic_store(&a->rtt[lane].blk, blk);
 		e2 = map_load(&a->map[pre]);
 		if (e2 == e)
 			break;
@@ -1204,7 +1230,7 @@ int ntm_btt_read(struct ntm_btt *b, unsigned lane, uint64_t lba, void *buf)
 	}
 	left = ntm_copy_mc(buf, a->data + (uint64_t)blk * a->internal_lbasize,
 			   b->lbasize);
-	atomic_store_explicit(&a->rtt[lane], RTT_IDLE, memory_order_release);
+	atomic_store_explicit(&a->rtt[lane].blk, RTT_IDLE, memory_order_release);
 	if (left)
 		return ntm_error(-EIO, "btt: lba %llu: media error",
 				 (unsigned long long)lba);
@@ -1310,7 +1336,7 @@ int ntm_btt_write(struct ntm_btt *b, unsigned lane, uint64_t lba,
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	for (unsigned i = 0; i < b->nlanes; i++)
-		while (atomic_load(&a->rtt[i]) == blk)
+		while (atomic_load(&a->rtt[i].blk) == blk)
 			sched_yield();
 
 	dst = a->data + (uint64_t)blk * a->internal_lbasize;
