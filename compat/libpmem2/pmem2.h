@@ -54,6 +54,19 @@ struct pmem2_source {
 int pmem2_source_geometry(const struct pmem2_source *src, const char *fn,
 			  size_t *size, size_t *align);
 
+/* --- the source's hardware (device.c) ------------------------------------- */
+
+/* Where sysfs is: NTMEM_SYSFS_ROOT (tests' fake trees), or "/sys". */
+const char *pmem2_sysfs_root(void);
+
+/*
+ * The sysfs directory of the nd region @src lies on, into @dir (@len
+ * bytes): 1 found, 0 none (anonymous memory, a file not on pmem), or a
+ * code (for @fn's messages).
+ */
+int pmem2_source_region(const struct pmem2_source *src, const char *fn,
+			char *dir, size_t len);
+
 /* --- configurations (config.c) -------------------------------------------- */
 
 /* No granularity set yet: pmem2_map_new() refuses (GRANULARITY_NOT_SET). */
