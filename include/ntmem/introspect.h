@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <ntmem/ns.h>		/* enum ntm_persist_domain */
 
@@ -105,6 +106,34 @@ struct ntm_nd_region {
 int ntm_introspect_regions(const char *sysfs_root,
 			   int (*fn)(void *arg, const struct ntm_nd_region *region),
 			   void *arg);
+
+/**
+ * ntm_introspect_badblocks() - the media errors under a devdax device or
+ * a file on an fsdax file system, as ntm_blk_open() loads them
+ * @sysfs_root: where sysfs is: "/sys", or a copy of its nd part
+ * @fd:         a devdax character device, or a regular file
+ * @fn:         called with @arg and each bad range, in bytes from the
+ *              start of the device or file, sorted and disjoint; it
+ *              returns 0 to go on, anything else to stop
+ * @arg:        passed to @fn
+ *
+ * A devdax device's ranges are its nd region's badblocks clipped to the
+ * device's window; a file's are its block device's badblocks mapped
+ * through its FIEMAP extents (a range the file has no block in is not
+ * the file's). A character device sysfs does not know, and a file on a
+ * device without a badblocks list (not pmem), have none. Reads sysfs and
+ * the file's extents on each call: the library keeps nothing of it.
+ *
+ * Return: the number of ranges @fn was called for (0: none); -EINVAL
+ * when @sysfs_root or @fn is NULL or @fd is neither a regular file nor a
+ * character device; the negative errno of fstat(), of reading the
+ * device's size or its region's list, or of FIEMAP (@fn is then not
+ * called).
+ */
+int ntm_introspect_badblocks(const char *sysfs_root, int fd,
+			     int (*fn)(void *arg, uint64_t offset,
+				       uint64_t length),
+			     void *arg);
 
 #ifdef __cplusplus
 }
