@@ -258,7 +258,7 @@ bench: all
 	gnuplot -e "csv='bench/out/copy.csv'; out='bench/out/copy.png'" bench/plot-copy.gp
 	@echo "wrote bench/out/: copy.csv, copy.png, copy-descriptors.txt, memmap.txt, memmap-2threads.txt, blk.txt"
 
-# Crash images over BTT writes at scale (tests/test_btt_crash.c): `make
+# Crash images over BTT writes at scale (tests/record/test_btt_crash.c): `make
 # check` explores about 180k states; CRASH_SCALE=8 multiplies the writes
 # and the samples per crash point by 8, about 11M states (a few minutes).
 CRASH_SCALE ?= 8
@@ -266,8 +266,8 @@ CRASH_SCALE ?= 8
 crash: $(BUILD)/build.ninja
 	scripts/install-deps.sh check
 	$(call tests_option,$(BUILD),enabled)
-	ninja -C $(BUILD) tests/test_btt_crash
-	NTMEM_CRASH_SCALE=$(CRASH_SCALE) $(BUILD)/tests/test_btt_crash
+	ninja -C $(BUILD) tests/record/test_btt_crash
+	NTMEM_CRASH_SCALE=$(CRASH_SCALE) $(BUILD)/tests/record/test_btt_crash
 
 install: all
 	meson install -C $(BUILD)

@@ -15,7 +15,7 @@
 #                       /ntmem-src/...; meson runs a test in BUILD, the
 #                       stage in /ntmem
 #   /ntmem/...          the programs and files those commands name
-#   /ntmem-src/tests/   the shell tests (check_*.sh, cli_lib.sh)
+#   /ntmem-src/tests/   the shell tests (*/check_*.sh, lib/cli_lib.sh)
 #   /usr/bin/python3    Debian's python3 with the part of its library the
 #                       CLI suites' JSON checks import (json, math, os,
 #                       signal, sys), not the whole 50 MiB of it
@@ -44,12 +44,17 @@ pmem_compat pmemblk_compat check_corpus check_pmemobj"
 
 cp "$src/tests/kernel/stage-full.sh" "$root/stage-full.sh"
 chmod 755 "$root/stage-full.sh"
-mkdir -p "$root/ntmem-src/tests"
-cp "$src"/tests/*.sh "$root/ntmem-src/tests/"
-# ntmem check's corpus scripts (check_corpus, check_pmemobj) and their
-# report reader.
-mkdir -p "$root/ntmem-src/tests/check"
-cp "$src"/tests/check/*.sh "$src"/tests/check/*.py "$root/ntmem-src/tests/check/"
+# The shell tests of every folder of tests/ at their relative paths (they
+# source ../lib/cli_lib.sh), with ntmem check's report reader
+# (tests/check/report_summary.py).
+for dir in "$src"/tests/*/; do
+	sub=tests/$(basename "$dir")
+	for f in "$dir"*.sh "$dir"*.py; do
+		[ -f "$f" ] || continue
+		mkdir -p "$root/ntmem-src/$sub"
+		cp "$f" "$root/ntmem-src/$sub/"
+	done
+done
 
 # Each line of the generator's standard output is "elf REL" or "file REL":
 # a file of BUILD one of the commands names.

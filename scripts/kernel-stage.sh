@@ -18,7 +18,7 @@
 #                       tools/ntmem-bench-pmemobj: bench check's
 #                       libpmemobj workloads,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
-#                       tests/kernel/..., tests/pmemblk_tool_*: a PMDK
+#                       tests/kernel/..., tests/compat/pmemblk_tool_*: a PMDK
 #                       program on each libpmemblk, some of make check's
 #                       test programs, src/watch/ and tests/check/: the
 #                       persistence checker and its corpus), so the
@@ -103,9 +103,9 @@ ln -s mke2fs "$root/bin/mkfs.ext4"
 for rel in tools/ntmem tools/ntmem-bench-pmemobj src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
 	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
 	tests/kernel/kernel_pmem_probe tests/kernel/kernel_obj_probe \
-	tests/pmemblk_tool_ntmem \
-	tests/pmemblk_tool_pmdk tests/test_ns tests/test_blk tests/test_badblocks \
-	tests/test_embed; do
+	tests/compat/pmemblk_tool_ntmem \
+	tests/compat/pmemblk_tool_pmdk tests/unit/test_ns tests/unit/test_blk \
+	tests/unit/test_badblocks tests/unit/test_embed; do
 	if [ -e "$build/$rel" ]; then
 		copy_elf "$build/$rel" "/ntmem/$rel"
 	else

@@ -26,8 +26,8 @@ if [ ! -x "$(dirname "$ntmem")/ntmem-bench-pmemobj" ]; then
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 # ok, bad, expect, err_names, scratch_dir; $out, $err, $tmp; fail
-# shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
-. "$here/../cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+. "$here/../lib/cli_lib.sh"
 scratch_dir ntmem-check-bench /tmp
 
 # As check_pmemobj.sh: a checking library built with ASan is preloaded

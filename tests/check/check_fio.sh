@@ -31,8 +31,8 @@ fi
 ntmem=$1
 here=$(dirname "$0")
 # ok, bad, expect, require_fio, scratch_dir; $out, $err; fail
-# shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
-. "$here/../cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+. "$here/../lib/cli_lib.sh"
 require_fio libpmem
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 scratch_dir ntmem-check-fio

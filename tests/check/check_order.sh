@@ -25,8 +25,8 @@ ntmem=$1 bindir=$2 wdir=${NTMEM_CHECK_LIBDIR:?}
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 here=$(dirname "$0")
 # ok, bad, scratch_dir; $out, $err; fail
-# shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
-. "$here/../cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+. "$here/../lib/cli_lib.sh"
 scratch_dir ntmem-check-order
 rep=$tmp/report
 shim=$wdir/libntmem-watch-preload.so

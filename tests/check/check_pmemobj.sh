@@ -46,8 +46,8 @@ if [ ! -x "$bindir/pmemobj_root_store" ]; then
 fi
 here=$(dirname "$0")
 # ok, bad, scratch_dir; $out, $err; fail
-# shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
-. "$here/../cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+. "$here/../lib/cli_lib.sh"
 # The pools: 8 MiB each (PMEMOBJ_MIN_POOL), on tmpfs as emulated pmem is.
 scratch_dir ntmem-check-pmemobj
 sum=$tmp/summary

@@ -21,8 +21,8 @@ fi
 ntmem=$1 bindir=$2
 here=$(dirname "$0")
 # ok, bad, expect, err_names, scratch_dir; $out, $err; fail
-# shellcheck source-path=SCRIPTDIR source=../cli_lib.sh
-. "$here/../cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+. "$here/../lib/cli_lib.sh"
 scratch_dir ntmem-check-unchecked
 
 # lacks TEXT DESCRIPTION: stderr of the last command does not contain TEXT.

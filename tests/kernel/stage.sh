@@ -163,7 +163,7 @@ bad_sector_checks() {
 }
 
 # scratch_test_programs WHAT: make check's test programs that make their
-# scratch files in $NTMEM_TEST_SCRATCH (default /tmp; tests/testutil.h),
+# scratch files in $NTMEM_TEST_SCRATCH (default /tmp; tests/lib/testutil.h),
 # run twice: with /tmp bind-mounted on the DAX file system mounted on $MNT
 # (the tests that need an emulated namespace skip there, the others run
 # on fsdax; NTMEM_TEST_SCRATCH_DAX names the same file system for the
@@ -185,11 +185,11 @@ scratch_test_programs() {
 # scratch_test_program WHAT PROGRAM HOW: one run of a test program, the
 # names of its failed and skipped tests shown (not cmocka's whole report).
 scratch_test_program() {
-	if [ ! -x "$P/tests/$2" ]; then
+	if [ ! -x "$P/tests/unit/$2" ]; then
 		skip "$1: $2 $3" "not built"
 		return
 	fi
-	run env NTMEM_TEST_SCRATCH_DAX="$MNT/dax-scratch" "$P/tests/$2"
+	run env NTMEM_TEST_SCRATCH_DAX="$MNT/dax-scratch" "$P/tests/unit/$2"
 	st=$?
 	result "$st" "$1: $2 passes $3"
 	skipped=$(sed -n 's/^\[  SKIPPED \] \(test_[a-z0-9_]*\)$/\1/p' "$out" | sort -u)
@@ -198,7 +198,7 @@ scratch_test_program() {
 	if [ -n "$failed_tests" ]; then
 		echo "# failed: $(echo "$failed_tests" | tr '\n' ' ')"
 	elif [ "$st" -ne 0 ]; then
-		said "$st" "$P/tests/$2"
+		said "$st" "$P/tests/unit/$2"
 		tail -n 5 "$out" | sed 's/^/# /'
 		show "$err" 5
 	fi

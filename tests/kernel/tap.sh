@@ -13,10 +13,10 @@ PROBE=$P/tests/kernel/kernel_ns_probe
 PMEM_PROBE=$P/tests/kernel/kernel_pmem_probe
 DROPIN=$P/compat/libpmem
 DEBIAN_LIBPMEM=/lib/x86_64-linux-gnu/libpmem.so.1
-# tests/pmemblk_tool.c, PMDK's libpmemblk API, linked with ntmem's drop-in
+# tests/compat/pmemblk_tool.c, PMDK's libpmemblk API, linked with ntmem's drop-in
 # and with Debian's libpmemblk (make check's pmemblk_interop uses them).
-BLK_NTMEM=$P/tests/pmemblk_tool_ntmem
-BLK_PMDK=$P/tests/pmemblk_tool_pmdk
+BLK_NTMEM=$P/tests/compat/pmemblk_tool_ntmem
+BLK_PMDK=$P/tests/compat/pmemblk_tool_pmdk
 MNT=/mnt/pmem
 # The checks' own scratch files: not in /tmp, which the test programs'
 # run mounts over (scratch_test_programs).

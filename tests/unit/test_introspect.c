@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_introspect.c - ntmem/introspect.h through the installed library's
+ * interface only (public headers, libntmem.so), as `ntmem info` uses it:
+ *
+ *   regions       ntm_introspect_regions() on a fake tree whose regions,
+ *                 buses and providers exist only there: each in name
+ *                 order with its domain (an unreadable one's errno), bus,
+ *                 provider, async and deep_flush; a stop from the
+ *                 callback; a tree without an nd bus; NULL arguments.
+ *   env           ntm_introspect_env() against the environment meson
+ *                 sets (NTMEM_TEST_EXPECT_*): the threshold in effect,
+ *                 the override, the ignored lines; a larger size zeroed
+ *                 past the struct, a smaller one refused untouched.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <ntmem.h>
+#include <ntmem/introspect.h>
+
+#include "../lib/testutil.h"
+#include "../lib/sysfs_tree.h"
+
+static char root[256];
+
+static int setup_tree(void **state)
+{
+	(void)state;
+	if (tu_scratch_dir(root, sizeof(root), "ntmem-introspect"))
+		return -1;
+	return 0;
+}
+
+static int remove_tree(void **state)
+{
+	(void)state;
+	return tu_remove_tree(root);
+}
+
+/* What the walk saw: up to eight regions, copied out of the callback. */
+struct seen {
+	int n, stop_after;
+	struct ntm_nd_region r[8];
+};
+
+static int collect(void *arg, const struct ntm_nd_region *region)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8)
+		s->r[s->n] = *region;
+	s->n++;
+	return s->stop_after && s->n == s->stop_after;
+}
+
+static void test_regions(void **state)
+{
+	struct seen s = { 0 };
+	char empty[300];
+
+	(void)state;
+	st_put(root, "devices/ntmt7/ndbus7/provider", "ntmem.TEST.only-here\n");
+	st_region(root, "ntmt7/ndbus7", "region7", "cpu_cache\n");
+	st_put(root, "devices/ntmt7/ndbus7/region7/deep_flush", "");
+	st_put(root, "devices/ntmt42/ndbus42/provider", "virtio-pmem\n");
+	st_region(root, "ntmt42/ndbus42", "region42", NULL);
+	st_region_unreadable(root, "ntmt7/ndbus7", "region10");
+	/* A region not below an nd bus: no bus, no provider. */
+	st_region(root, "elsewhere", "region3", "memory_controller\n");
+
+	assert_int_equal(ntm_introspect_regions(root, collect, &s), 4);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.r[0].name, "region3");
+	assert_int_equal(s.r[0].domain, NTM_PERSIST_MEMORY_CONTROLLER);
+	assert_string_equal(s.r[0].bus, "");
+	assert_string_equal(s.r[0].provider, "");
+	assert_false(s.r[0].async);
+	assert_false(s.r[0].deep_flush);
+
+	assert_string_equal(s.r[1].name, "region7");
+	assert_int_equal(s.r[1].domain, NTM_PERSIST_CPU_CACHE);
+	assert_string_equal(s.r[1].bus, "ndbus7");
+	assert_string_equal(s.r[1].provider, "ntmem.TEST.only-here");
+	assert_false(s.r[1].async);
+	assert_true(s.r[1].deep_flush);
+
+	assert_string_equal(s.r[2].name, "region10");
+	assert_int_equal(s.r[2].domain, -EISDIR);
+	assert_string_equal(s.r[2].bus, "ndbus7");
+
+	assert_string_equal(s.r[3].name, "region42");
+	assert_int_equal(s.r[3].domain, NTM_PERSIST_NONE);
+	assert_string_equal(s.r[3].bus, "ndbus42");
+	assert_string_equal(s.r[3].provider, "virtio-pmem");
+	assert_true(s.r[3].async);
+	assert_false(s.r[3].deep_flush);
+
+	/* The callback stops the walk: only the regions it was given count. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	assert_int_equal(ntm_introspect_regions(root, collect, &s), 2);
+	assert_int_equal(s.n, 2);
+
+	/* No nd bus under the root: no region, not an error. */
+	snprintf(empty, sizeof(empty), "%s/devices", root);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(ntm_introspect_regions(empty, collect, &s), 0);
+	assert_int_equal(s.n, 0);
+
+	assert_int_equal(ntm_introspect_regions(NULL, collect, &s), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "sysfs_root"));
+	assert_int_equal(ntm_introspect_regions(root, NULL, &s), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "fn"));
+	assert_int_equal(s.n, 0);
+}
+
+/* An NTMEM_TEST_EXPECT_* value, "" when unset. */
+static const char *expected(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? v : "";
+}
+
+static void test_env(void **state)
+{
+	struct {
+		struct ntm_env_info info;
+		unsigned char past[64];
+	} big;
+	struct ntm_env_info info;
+	const char *domain = expected("NTMEM_TEST_EXPECT_DOMAIN");
+
+	(void)state;
+	memset(&info, 0xa5, sizeof(info));
+	assert_int_equal(ntm_introspect_env(&info, sizeof(info)), 0);
+	assert_int_equal(info.nt_threshold_default, 256);
+	assert_int_equal(info.nt_threshold,
+			 strtoull(expected("NTMEM_TEST_EXPECT_THRESHOLD"), NULL, 0));
+	assert_string_equal(ntm_persist_domain_name(info.persist_domain_override),
+			    *domain ? domain : "none");
+	assert_string_equal(info.ignored, expected("NTMEM_TEST_EXPECT_IGNORED"));
+
+	/* A caller of a later release: the bytes past this struct are 0. */
+	memset(&big, 0xa5, sizeof(big));
+	assert_int_equal(ntm_introspect_env(&big.info, sizeof(big)), 0);
+	assert_memory_equal(&big.info, &info, sizeof(info));
+	for (size_t i = 0; i < sizeof(big.past); i++)
+		assert_int_equal(big.past[i], 0);
+
+	/* Too small, or no struct: refused, nothing written. */
+	memset(&big, 0xa5, sizeof(big));
+	assert_int_equal(ntm_introspect_env(&big.info, sizeof(info) - 1), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "size"));
+	for (size_t i = 0; i < sizeof(big); i++)
+		assert_int_equal(((unsigned char *)&big)[i], 0xa5);
+	assert_int_equal(ntm_introspect_env(NULL, sizeof(info)), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "info"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_regions, setup_tree, remove_tree),
+		cmocka_unit_test(test_env),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
