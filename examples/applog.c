@@ -12,8 +12,9 @@
  *      below it (a checksum per record), so a bug or a bad medium is
  *      reported instead of being read back as data.
  *
- * make check runs this file under crash images (tests/test_crash_applog.c):
- * every media state a power cut may leave at every fence and write-back.
+ * make check runs this file under crash images
+ * (tests/record/test_crash_applog.c): every media state a power cut may
+ * leave at every fence and write-back.
  */
 #include <errno.h>
 #include <string.h>

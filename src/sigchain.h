@@ -52,7 +52,7 @@
  *     install is done once, ntm_copy_mc() does not look again) until the
  *     program calls ntm_mc_install() again, which puts ntmem's handler
  *     back with the program's as the previous action (ntmem/mc.h says so;
- *     tests/test_sigchain.c checks it).
+ *     tests/unit/test_sigchain.c checks it).
  */
 #ifndef NTMEM_SIGCHAIN_H
 #define NTMEM_SIGCHAIN_H

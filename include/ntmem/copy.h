@@ -25,7 +25,7 @@
  *                       has its lines written back (CLWB > CLFLUSHOPT >
  *                       CLFLUSH).
  *
- *   Both contracts are checked by machine (tests/test_record_copy.c, the
+ *   Both contracts are checked by machine (tests/record/test_record_copy.c, the
  *   recorder of ntmem/check.h) for every variant, size and alignment.
  *
  * Ordering - who must fence, and when:

@@ -39,7 +39,7 @@
 /*
  * Below this many bytes ntm_memcpy_nt() copies into a destination that is
  * not 8-byte aligned with ordinary stores and no write-back: ntmem/copy.h
- * allows that copy to stay dirty whole, and tests/test_record_copy.c
+ * allows that copy to stay dirty whole, and tests/record/test_record_copy.c
  * checks every variant against that one contract. The number is the
  * x86-64 body's measurement; it is not measured on aarch64 hardware.
  */

@@ -58,7 +58,7 @@
  * Measured with `ntmem bench copy --align 1`: under it, the cached copy
  * beat the split NT path at every size. It is part of ntm_memcpy_nt()'s
  * contract (ntmem/copy.h: such a copy may stay dirty whole), which
- * tests/test_record_copy.c enforces: change both together. The same
+ * tests/record/test_record_copy.c enforces: change both together. The same
  * measurement gave ntm_memcpy_flush()'s default threshold,
  * NTM_NT_THRESHOLD_DEFAULT, which NTMEM_NT_THRESHOLD overrides.
  */
