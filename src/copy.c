@@ -38,6 +38,8 @@
  * and its cached copy writes nothing back. `ntmem bench copy --calibrate`
  * measures where the two copies cross on the machine at hand.
  */
+#include <string.h>
+
 #include "copy_policy.h"
 #include "cpu.h"
 #include "variant_impl.h"
@@ -84,6 +86,21 @@ void *ntm_memset_flush_unbound(void *dst, int c, size_t n)
 		__atomic_store_n(&ntm_bound.memset_flush, d->memset_flush,
 				 __ATOMIC_RELAXED);
 	return d->memset_flush(dst, c, n);
+}
+
+void *ntm_memcpy_store(void *dst, const void *src, size_t n)
+{
+#ifdef NTM_RECORD
+	ntm_store_copy(dst, src, n);
+	return dst;
+#else
+	/*
+	 * ntm_store_copy() records nothing in this build: the same copy,
+	 * written so the compiler makes it a jump (it kept a call for
+	 * "copy, then return dst").
+	 */
+	return memcpy(dst, src, n);
+#endif
 }
 
 /* GNU IFUNC: ELF, a GNU C compiler, and glibc's dynamic linker to run it. */

@@ -60,6 +60,14 @@ static inline void *ntm_memcpy_cached(void *dst, const void *src, size_t n)
 }
 
 /*
+ * An ordinary copy and nothing else, what ntm_memcpy_nt() makes of a
+ * short copy into an unaligned destination: out of line in a file built
+ * without vector flags, so it is a jump to memcpy() with no frame.
+ */
+void *ntm_memcpy_store(void *dst, const void *src, size_t n)
+	__attribute__((visibility("hidden")));
+
+/*
  * The functions of the dispatch table the entries (ntm_<variant>_*_entry)
  * run directly when they are their own variant's; NULL until the first
  * call through the table binds them. Hidden, so the entries load it

@@ -250,6 +250,14 @@ small_copy(unsigned char *d, const unsigned char *s, size_t n)
 	uintptr_t a = (uintptr_t)d;
 
 	/*
+	 * One word: the smallest slot, whose copy is mostly the call's cost,
+	 * would otherwise take three jumps to its one store below.
+	 */
+	if (n == 8) {
+		ntm_arch_stream8(d, s);
+		return;
+	}
+	/*
 	 * Whole wide stores into a slot aligned for them: the common case.
 	 * (The mask tells the compiler the low parts are empty.)
 	 */
@@ -434,6 +442,16 @@ void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
 		small_copy(dst, src, n);
 		return dst;
 	}
+	/*
+	 * copy_body()'s ordinary copy of a short unaligned one, with no
+	 * second call in between: jumps to memcpy(), so such a copy costs
+	 * the caller what glibc's does plus the checks above, where it
+	 * used to call the variant's function, which called memcpy(). In
+	 * a function of its own (src/copy.c): here the vector code's stack
+	 * realignment made the call a frame.
+	 */
+	if (((uintptr_t)dst & 7) && n < SHORT_UNALIGNED)
+		return ntm_memcpy_store(dst, src, n);
 	return FN(memcpy_nt)(dst, src, n);
 }
 
