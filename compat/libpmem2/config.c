@@ -88,3 +88,16 @@ int pmem2_config_set_protection(struct pmem2_config *cfg, unsigned prot)
 	cfg->prot = prot;
 	return 0;
 }
+
+/*
+ * Map into @rsv at @offset (NULL: anywhere). Always 0, as PMDK's: the
+ * offset is pmem2_map_new()'s to check against the reservation.
+ */
+int pmem2_config_set_vm_reservation(struct pmem2_config *cfg,
+				    struct pmem2_vm_reservation *rsv,
+				    size_t offset)
+{
+	cfg->rsv = rsv;
+	cfg->rsv_offset = offset;
+	return 0;
+}

@@ -179,6 +179,20 @@ static void *reserve(size_t len, size_t align, size_t *placeholder_len)
 	return (void *)a;
 }
 
+/*
+ * Give back [@at, +@len) after a failed pmem2_map_new(): unmapped, or in a
+ * reservation the placeholder put back and the reservation's lock let go.
+ */
+static void give_back(const struct pmem2_config *cfg, void *at, size_t len)
+{
+	if (cfg->rsv) {
+		(void)pmem2_vm_reservation_placeholder(at, len);
+		pmem2_vm_reservation_map_end(cfg->rsv, NULL);
+	} else {
+		munmap(at, len);
+	}
+}
+
 /* Check @cfg against @src; the length to map in *@length. 0 or a code. */
 static int check_range(const struct pmem2_config *cfg,
 		       const struct pmem2_source *src, size_t size,
@@ -275,16 +289,25 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 		return pmem2_err_errno(EINVAL, "pmem2_map_new: offset %zu is "
 				       "the end of the source: length 0",
 				       cfg->offset);
-	if (length >= HUGE_2M && align < HUGE_2M)
-		align = HUGE_2M;
-	at = reserve(length, align, &placeholder);
-	if (at == MAP_FAILED)
-		return pmem2_err_errno(errno, "pmem2_map_new: no %zu bytes of "
-				       "address space", length);
+	if (cfg->rsv) {
+		/* Over the reservation's placeholder, under its lock. */
+		ret = pmem2_vm_reservation_map_begin(cfg->rsv, cfg->rsv_offset,
+						     length, align, &at);
+		if (ret)
+			return ret;
+		placeholder = length;
+	} else {
+		if (length >= HUGE_2M && align < HUGE_2M)
+			align = HUGE_2M;
+		at = reserve(length, align, &placeholder);
+		if (at == MAP_FAILED)
+			return pmem2_err_errno(errno, "pmem2_map_new: no %zu "
+					       "bytes of address space", length);
+	}
 	addr = map_source(cfg, src, at, length, &sync);
 	if (addr == MAP_FAILED) {
 		ret = errno;
-		munmap(at, placeholder);
+		give_back(cfg, at, placeholder);
 		return pmem2_err_errno(ret, "pmem2_map_new: mmap %zu bytes at "
 				       "offset %zu", length, cfg->offset);
 	}
@@ -292,7 +315,7 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 		   src->type == PMEM2_SOURCE_ANON;
 	avail = granularity(no_flush, sync || src->devdax);
 	if ((int)avail > cfg->granularity) {
-		munmap(addr, length);
+		give_back(cfg, addr, length);
 		return pmem2_err(PMEM2_E_GRANULARITY_NOT_SUPPORTED,
 				 "pmem2_map_new: granularity %s required, the "
 				 "mapping gives %s only (%s)",
@@ -304,7 +327,7 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	}
 	map = calloc(1, sizeof(*map));
 	if (!map) {
-		munmap(addr, length);
+		give_back(cfg, addr, length);
 		return pmem2_err_errno(ENOMEM, "pmem2_map_new");
 	}
 	map->addr = addr;
@@ -314,15 +337,19 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	map->devdax = src->devdax;
 	map->rdev = src->rdev;
 	map->source_type = src->type;
+	map->rsv = cfg->rsv;
+	map->rsv_offset = cfg->rsv ? cfg->rsv_offset : 0;
 	pmem2_map_set_fns(map);
 	ret = pmem2_map_register(map);
 	if (ret) {
 		/* New pages overlap nothing live: only ENOMEM gets here. */
-		munmap(addr, length);
+		give_back(cfg, addr, length);
 		free(map);
 		return pmem2_err(ret, "pmem2_map_new: no memory to register "
 				 "the mapping");
 	}
+	if (cfg->rsv)
+		pmem2_vm_reservation_map_end(cfg->rsv, map);
 	*map_ptr = map;
 	return 0;
 }
@@ -361,7 +388,13 @@ int pmem2_map_delete(struct pmem2_map **map_ptr)
 	if (!registry_find(map, false))
 		return pmem2_err(PMEM2_E_MAPPING_NOT_FOUND, "pmem2_map_delete: "
 				 "map %p is not a live mapping", (void *)map);
-	if (map->owned && munmap(map->addr, map->size))
+	if (map->rsv) {
+		/* The placeholder goes back: the range stays reserved. */
+		int ret = pmem2_vm_reservation_map_remove(map);
+
+		if (ret)
+			return ret;
+	} else if (map->owned && munmap(map->addr, map->size))
 		return pmem2_err_errno(errno, "pmem2_map_delete: munmap %p + %zu",
 				       map->addr, map->size);
 	pmem2_map_unregister(map);

@@ -79,9 +79,8 @@ struct pmem2_config {
 	enum pmem2_sharing_type sharing;
 	unsigned prot;		/* PMEM2_PROT_* */
 	/*
-	 * Reservation hook: pmem2_config_set_vm_reservation() (its own file)
-	 * sets these; pmem2_map_new() maps into [rsv + rsv_offset, +length)
-	 * when rsv is set. NULL in this part.
+	 * pmem2_config_set_vm_reservation() sets these; pmem2_map_new() maps
+	 * into [rsv + rsv_offset, +length) when rsv is set.
 	 */
 	struct pmem2_vm_reservation *rsv;
 	size_t rsv_offset;
@@ -105,7 +104,10 @@ struct pmem2_map {
 	pmem2_memmove_fn memmove_fn;
 	pmem2_memcpy_fn memcpy_fn;
 	pmem2_memset_fn memset_fn;
-	/* Reservation hook: the reservation it lies in, and where. */
+	/*
+	 * The reservation it lies in (pmem2_map_new() into one), or NULL;
+	 * its offset there (kept by a shrink from the start).
+	 */
 	struct pmem2_vm_reservation *rsv;
 	size_t rsv_offset;
 };
@@ -120,5 +122,33 @@ void pmem2_map_set_fns(struct pmem2_map *map);
  */
 int pmem2_map_register(struct pmem2_map *map);
 void pmem2_map_unregister(struct pmem2_map *map);
+
+/* --- virtual memory reservations (vm_reservation.c) ---------------------- */
+
+/*
+ * pmem2_map_new() into a reservation: check that [@offset, +@length) of
+ * @rsv is inside it, page aligned (the address also to @align, a devdax
+ * source's), and free, and take the reservation's write lock; the
+ * address to map at (MAP_FIXED over the placeholder) in *@at. 0 with the
+ * lock held, or a code with it released. pmem2_vm_reservation_map_end()
+ * then adds @map (NULL: the mapping failed, nothing added; the caller
+ * has put the placeholder back) and releases the lock; it cannot fail.
+ */
+int pmem2_vm_reservation_map_begin(struct pmem2_vm_reservation *rsv,
+				   size_t offset, size_t length, size_t align,
+				   void **at);
+void pmem2_vm_reservation_map_end(struct pmem2_vm_reservation *rsv,
+				  struct pmem2_map *map);
+
+/*
+ * pmem2_map_delete() of @map (map->rsv set): the placeholder back over
+ * it, out of the reservation and the registry (under the reservation's
+ * lock, so the range can be mapped again at once). 0 or a code (nothing
+ * changed).
+ */
+int pmem2_vm_reservation_map_remove(struct pmem2_map *map);
+
+/* Map the PROT_NONE placeholder over [@addr, +@len): 0 or -errno. */
+int pmem2_vm_reservation_placeholder(void *addr, size_t len);
 
 #endif /* NTMEM_COMPAT_LIBPMEM2_H */
