@@ -10,18 +10,14 @@
  *                            other value (atoi) means detection
  *
  * When the library is loaded (PMDK's constructor chooses its copy and
- * flush functions then; later changes have no effect):
- *   PMEM_MOVNT_THRESHOLD=N   flag-less copies of N bytes and more are
- *                            non-temporal (default 256; 0: always)
- *   PMEM_NO_MOVNT=1          never non-temporal: copy, then flush
+ * flush functions then; later changes have no effect): the variables
+ * libpmem2 reads too, through the drop-ins' one reader (compat/pmdk_env.h:
+ * PMEM_MOVNT_THRESHOLD, PMEM_NO_MOVNT, PMEM_NO_CLWB, PMEM_NO_CLFLUSHOPT,
+ * PMEM_AVX, PMEM_AVX512F), and libpmem's own
  *   PMEM_NO_FLUSH=1|0        skip / force cache flushes (default: skip
  *                            only when the platform flushes on power loss)
- *   PMEM_NO_CLWB=1           write back with CLFLUSHOPT or CLFLUSH
- *   PMEM_NO_CLFLUSHOPT=1     with PMEM_NO_CLWB: CLFLUSH
- *   PMEM_AVX=0, PMEM_AVX512F=0   no AVX (SSE2 stores) / no AVX-512
- * PMDK also reads PMEM_NO_GENERIC_MEMCPY, PMEM_MOVDIR64B and
- * PMEM_WC_WORKAROUND at load (copy kernels ntmem does not have) and
- * PMEM_MMAP_HINT (a mapping address ntmem does not take): all ignored.
+ * PMDK also reads PMEM_MMAP_HINT (a mapping address ntmem does not take):
+ * ignored.
  * ntmem's own NTMEM_ISA / NTMEM_FLUSH / NTMEM_VERBOSE still apply; the
  * lower ceiling wins. NTMEM_VERBOSE follows ntmem's rule (ntm_verbose():
  * 1|yes|true|on is on, 0|no|false|off or empty is off, any case), not
@@ -39,46 +35,23 @@
 #include <ntmem/embed.h>
 
 #include "compat.h"
+#include "pmdk_env.h"
 
 struct pmem_env pmem_env = { .is_pmem_force = -1, .movnt_threshold = 256 };
 
-/* "1" and other non-zero numbers are true, as PMDK's atoi() reading is. */
-static int env_int(const char *name, int unset)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atoi(v) : unset;
-}
-
 void pmem_env_read(void)
 {
-	const char *thr = getenv("PMEM_MOVNT_THRESHOLD");
-	int isa_cap = -1, flush_cap = -1, no_flush;
+	struct pmdk_copy_env copy;
+	int no_flush;
 
-	if (thr && *thr && atoll(thr) >= 0)	/* negative values are ignored */
-		pmem_env.movnt_threshold = (size_t)atoll(thr);
-	pmem_env.no_movnt = env_int("PMEM_NO_MOVNT", 0) != 0;
-	no_flush = env_int("PMEM_NO_FLUSH", -1);
+	no_flush = pmdk_env_int("PMEM_NO_FLUSH", -1);
 	pmem_env.no_flush = no_flush < 0 ? pmem_auto_flush_detect() == 1
 					 : no_flush != 0;
 	pmem_env.verbose = ntm_verbose();
-
-	if (env_int("PMEM_AVX512F", 1) == 0)
-		isa_cap = NTM_ISA_AVX2;
-	if (env_int("PMEM_AVX", 1) == 0)
-		isa_cap = NTM_ISA_SSE2;
-	if (env_int("PMEM_NO_CLWB", 0))
-		flush_cap = env_int("PMEM_NO_CLFLUSHOPT", 0) ? NTM_FLUSH_CLFLUSH
-							     : NTM_FLUSH_CLFLUSHOPT;
-	/*
-	 * Only the constructor calls this, before anything has copied, so
-	 * the choice is not made yet; should a program's own constructor
-	 * have copied first (-EBUSY), PMDK's ceilings cannot apply any more
-	 * and NTMEM_VERBOSE says so.
-	 */
-	if (ntm_dispatch_set_caps(isa_cap, flush_cap) && pmem_env.verbose)
-		fprintf(stderr, "ntmem libpmem: PMEM_* ceilings not applied: %s\n",
-			ntm_errmsg());
+	/* Only the constructor calls this, before anything has copied. */
+	pmdk_copy_env_read(&copy, "libpmem");
+	pmem_env.movnt_threshold = copy.movnt_threshold;
+	pmem_env.no_movnt = copy.no_movnt;
 }
 
 static pthread_once_t force_once = PTHREAD_ONCE_INIT;

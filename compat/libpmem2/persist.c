@@ -20,6 +20,9 @@
  *   none of these            non-temporal from PMEM_MOVNT_THRESHOLD bytes
  *                            (256 unless set), as PMDK
  *   NODRAIN                  no fence at the end
+ * PMEM_NO_MOVNT=1 makes every copy temporal, whatever its flags, and the
+ * other variables PMDK's libpmem2 reads at load (compat/pmdk_env.h) cap
+ * ntmem's instructions as they do libpmem's drop-in's.
  * An overlapping move is made with memmove() and written back: ntmem's
  * non-temporal copies are forward-only.
  */
@@ -31,25 +34,18 @@
 
 #include <ntmem.h>
 
+#include "pmdk_env.h"
 #include "pmem2.h"
 
 #define NT_FLAGS (PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_WC)
 #define TEMPORAL_FLAGS (PMEM2_F_MEM_TEMPORAL | PMEM2_F_MEM_WB)
 
-static size_t movnt_threshold = 256;
+static struct pmdk_copy_env copy_env = { .movnt_threshold = 256 };
 
-/* PMEM_MOVNT_THRESHOLD, read once at load as PMDK reads it. */
-__attribute__((constructor)) static void read_movnt_threshold(void)
+/* Read once at load, as PMDK's libpmem2 reads them. */
+__attribute__((constructor)) static void read_copy_env(void)
 {
-	const char *v = getenv("PMEM_MOVNT_THRESHOLD");
-	char *end;
-	long long n;
-
-	if (!v || !*v)
-		return;
-	n = strtoll(v, &end, 10);
-	if (*end == '\0' && n >= 0)
-		movnt_threshold = (size_t)n;
+	pmdk_copy_env_read(&copy_env, "libpmem2");
 }
 
 static bool overlaps(const void *dst, const void *src, size_t len)
@@ -61,11 +57,13 @@ static bool overlaps(const void *dst, const void *src, size_t len)
 
 static bool nontemporal(size_t len, unsigned flags)
 {
+	if (copy_env.no_movnt)
+		return false;
 	if (flags & NT_FLAGS)
 		return true;
 	if (flags & TEMPORAL_FLAGS)
 		return false;
-	return len >= movnt_threshold;
+	return len >= copy_env.movnt_threshold;
 }
 
 static void drain_unless(unsigned flags)
