@@ -11,6 +11,10 @@
  *   remove          removal by any address inside; a miss changes nothing.
  *   cut             trimming, dropping and splitting, and what the
  *                   callback is told of each interval touched.
+ *   cut_split       a cut inside one interval gives the tail the new user
+ *                   pointer (NULL drops it); a trim keeps the pointers; at
+ *                   the capacity a split that keeps its tail is refused
+ *                   whole.
  *   capacity        a table of 4 refuses the fifth (-ENOMEM, named), and a
  *                   split past it; reserve()'s own limit.
  *   threads         readers look up and walk the array (one of them in a
@@ -20,6 +24,10 @@
  *                   that was in the table, the one never removed is always
  *                   found, and every array is sorted and disjoint. Run in
  *                   the "threads" suite, so under ThreadSanitizer too.
+ *   split_threads   readers of an address in a split's tail, while a writer
+ *                   splits and rejoins it, find the interval whole with its
+ *                   pointer or the tail with its own, never the tail with
+ *                   the head's (also in "threads").
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,6 +248,75 @@ static void test_cut(void **state)
 	ntm_interval_destroy(&t);
 }
 
+static void test_cut_split(void **state)
+{
+	struct ntm_interval_table t = NTM_INTERVAL_TABLE_INIT(0);
+	struct cut_log log = { 0 };
+	const struct ntm_interval *v;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(ntm_interval_insert(&t, 0, 100, user_of(0)), 0);
+	assert_int_equal(ntm_interval_insert(&t, 200, 300, user_of(2)), 0);
+	/* Inside one: the tail takes the new pointer, the head keeps its. */
+	assert_int_equal(ntm_interval_cut_split(&t, 210, 250, user_of(7),
+						log_cut, &log), 0);
+	v = ntm_interval_view(&t, &n);
+	assert_int_equal(n, 3);
+	assert_sorted(v, n);
+	assert_int_equal(v[1].lo, 200);
+	assert_int_equal(v[1].hi, 210);
+	assert_ptr_equal(v[1].user, user_of(2));
+	assert_int_equal(v[2].lo, 250);
+	assert_int_equal(v[2].hi, 300);
+	assert_ptr_equal(v[2].user, user_of(7));
+	assert_int_equal(log.calls, 1);
+	assert_int_equal(log.was[0].lo, 200);
+	assert_int_equal(log.was[0].hi, 300);
+	assert_ptr_equal(log.was[0].user, user_of(2));
+	assert_int_equal(log.left[0], 2);
+
+	/* NULL: the tail goes with the hole, one piece is left. */
+	log.calls = 0;
+	assert_int_equal(ntm_interval_cut_split(&t, 10, 20, NULL, log_cut,
+						&log), 0);
+	v = ntm_interval_view(&t, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].lo, 0);
+	assert_int_equal(v[0].hi, 10);
+	assert_ptr_equal(v[0].user, user_of(0));
+	assert_int_equal(v[1].lo, 200);
+	assert_int_equal(log.calls, 1);
+	assert_int_equal(log.left[0], 1);
+
+	/* No split (a trim, across two): as ntm_interval_cut(), pointers kept. */
+	assert_int_equal(ntm_interval_cut_split(&t, 5, 205, user_of(8), NULL,
+						NULL), 0);
+	v = ntm_interval_view(&t, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].hi, 5);
+	assert_ptr_equal(v[0].user, user_of(0));
+	assert_int_equal(v[1].lo, 205);
+	assert_ptr_equal(v[1].user, user_of(2));
+	assert_int_equal(ntm_interval_cut_split(&t, 9, 9, user_of(8), NULL,
+						NULL), -EINVAL);
+	ntm_interval_destroy(&t);
+
+	/* At the capacity a split that keeps its tail is refused whole. */
+	t = (struct ntm_interval_table)NTM_INTERVAL_TABLE_INIT(1);
+	assert_int_equal(ntm_interval_insert(&t, 0, 100, user_of(0)), 0);
+	assert_int_equal(ntm_interval_cut_split(&t, 10, 20, user_of(1), NULL,
+						NULL), -ENOMEM);
+	v = ntm_interval_view(&t, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].hi, 100);
+	assert_int_equal(ntm_interval_cut_split(&t, 10, 20, NULL, NULL, NULL), 0);
+	v = ntm_interval_view(&t, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].hi, 10);
+	ntm_interval_destroy(&t);
+}
+
 static void test_capacity(void **state)
 {
 	struct ntm_interval_table t = NTM_INTERVAL_TABLE_INIT(4);
@@ -399,6 +476,94 @@ static void test_threads(void **state)
 	ntm_interval_destroy(&shared);
 }
 
+/*
+ * A split whose tail takes a pointer of its own: [SPLIT_LO, SPLIT_HI) of
+ * SPLIT_HEAD loses [SPLIT_LO + 100, SPLIT_LO + 150), its tail becomes
+ * SPLIT_TAIL's, then both go and it comes back whole, round after round.
+ * A reader of an address in the tail may find nothing, the whole interval
+ * with SPLIT_HEAD, or the tail with SPLIT_TAIL; the tail with SPLIT_HEAD
+ * (a cut published before the tail's pointer) is wrong. Each round waits
+ * for a lookup while the table is split, so the readers see every state
+ * however busy the machine is.
+ */
+#define SPLIT_ROUNDS 2000u
+#define SPLIT_LO 100u
+#define SPLIT_HI 400u
+#define SPLIT_HEAD user_of(50)
+#define SPLIT_TAIL user_of(51)
+
+static struct ntm_interval_table split_table = NTM_INTERVAL_TABLE_INIT(0);
+static int split_stop;
+static unsigned split_lookups;
+static unsigned split_tails;	/* lookups that found the tail */
+static unsigned split_bad;
+
+static void *split_reader(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&split_stop, __ATOMIC_ACQUIRE)) {
+		struct ntm_interval got;
+
+		if (ntm_interval_lookup(&split_table, SPLIT_LO + 200, &got)) {
+			bool whole = got.lo == SPLIT_LO && got.hi == SPLIT_HI &&
+				     got.user == SPLIT_HEAD;
+			bool tail = got.lo == SPLIT_LO + 150 &&
+				    got.hi == SPLIT_HI && got.user == SPLIT_TAIL;
+
+			if (tail)
+				__atomic_fetch_add(&split_tails, 1,
+						   __ATOMIC_RELAXED);
+			if (!whole && !tail)
+				__atomic_fetch_add(&split_bad, 1,
+						   __ATOMIC_RELAXED);
+		}
+		__atomic_fetch_add(&split_lookups, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void test_split_threads(void **state)
+{
+	pthread_t readers[2];
+	int errors = 0;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(ntm_interval_insert(&split_table, SPLIT_LO, SPLIT_HI,
+					     SPLIT_HEAD), 0);
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&readers[i], NULL, split_reader,
+						NULL), 0);
+	for (unsigned round = 0; round < SPLIT_ROUNDS; round++) {
+		unsigned seen;
+
+		errors += ntm_interval_cut_split(&split_table, SPLIT_LO + 100,
+						 SPLIT_LO + 150, SPLIT_TAIL,
+						 NULL, NULL) != 0;
+		seen = __atomic_load_n(&split_lookups, __ATOMIC_ACQUIRE);
+		/* Three more: one reader's second began after the split. */
+		while (__atomic_load_n(&split_lookups, __ATOMIC_ACQUIRE) -
+			       seen < 3)
+			sched_yield();
+		errors += ntm_interval_remove(&split_table, SPLIT_LO + 200) !=
+			  SPLIT_TAIL;
+		errors += ntm_interval_remove(&split_table, SPLIT_LO) !=
+			  SPLIT_HEAD;
+		errors += ntm_interval_insert(&split_table, SPLIT_LO, SPLIT_HI,
+					      SPLIT_HEAD) != 0;
+	}
+	__atomic_store_n(&split_stop, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(readers[i], NULL), 0);
+	assert_int_equal(errors, 0);
+	assert_int_equal(__atomic_load_n(&split_bad, __ATOMIC_RELAXED), 0);
+	/* The readers looked while it was split: the test saw something. */
+	assert_true(__atomic_load_n(&split_tails, __ATOMIC_RELAXED) > 0);
+	ntm_interval_view(&split_table, &n);
+	assert_int_equal(n, 1);
+	ntm_interval_destroy(&split_table);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest unit[] = {
@@ -406,10 +571,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_cut_split),
 		cmocka_unit_test(test_capacity),
 	};
 	const struct CMUnitTest threads[] = {
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_split_threads),
 	};
 
 	/* "threads": only the threaded test (the threads suite, TSan). */
