@@ -11,7 +11,8 @@
  * of that mapping with a SIGBUS handler swapped in around the copy (a
  * process-wide sigaction per call, racing other threads' signals); here
  * the read is ntm_copy_mc(), which survives the fault on its own and
- * chains to whatever handler the program has. A write reads every page
+ * chains to whatever handler the program has (put back in front of a
+ * handler the program installed since, once per call). A write reads every page
  * it will store to with ntm_copy_mc() first, so a page the kernel has
  * taken away for poison fails before anything is written.
  *
@@ -100,6 +101,16 @@ static int devdax_io(const struct pmem2_source *src, const char *fn,
 	ret = pmem2_source_geometry(src, fn, NULL, &align);
 	if (ret)
 		return ret;
+	/*
+	 * ntm_copy_mc() installs its handler once; a program (or a test
+	 * harness) that set its own SIGBUS handler since would take the
+	 * fault instead. Installing again chains to that handler and costs
+	 * one sigaction(), where PMDK makes two per call.
+	 */
+	ret = ntm_mc_install();
+	if (ret)
+		return pmem2_err_errno(-ret, "%s: installing the SIGBUS handler",
+				       fn);
 	start = offset & ~(align - 1);
 	len = (offset + size - start + align - 1) & ~(align - 1);
 	base = mmap(NULL, len, write ? PROT_READ | PROT_WRITE : PROT_READ,
