@@ -12,6 +12,11 @@
  *                 sets (NTMEM_TEST_EXPECT_*): the threshold in effect,
  *                 the override, the ignored lines; a larger size zeroed
  *                 past the struct, a smaller one refused untouched.
+ *   badblocks     ntm_introspect_badblocks() with /dev/zero as a devdax
+ *                 device of a fake tree: its region's ranges unsorted and
+ *                 overlapping, merged, clipped to the device's window and
+ *                 in device bytes; a stop; a device and a file the tree
+ *                 does not know (none); a directory and NULL arguments.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -168,11 +175,88 @@ static void test_env(void **state)
 	assert_non_null(strstr(ntm_errmsg(), "info"));
 }
 
+struct ranges {
+	int n, stop_after;
+	uint64_t off[8], len[8];
+};
+
+static int collect_range(void *arg, uint64_t offset, uint64_t length)
+{
+	struct ranges *r = arg;
+
+	if (r->n < 8) {
+		r->off[r->n] = offset;
+		r->len[r->n] = length;
+	}
+	r->n++;
+	return r->stop_after && r->n == r->stop_after;
+}
+
+static void test_badblocks(void **state)
+{
+	struct ranges r = { 0 };
+	int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char path[300];
+	int file;
+
+	(void)state;
+	assert_true(zero >= 0 && null >= 0 && dir >= 0);
+	/* /dev/zero (1:5): 1 MiB from sector 2048 of region0. */
+	st_put(root, "dev/char/1:5/resource", "0x100100000\n");
+	st_put(root, "dev/char/1:5/size", "1048576\n");
+	st_put(root, "bus/nd/devices/region0/resource", "0x100000000\n");
+	st_put(root, "bus/nd/devices/region0/size", "0x40000000\n");
+	/* Out of order, overlapping, one before and one across the end. */
+	st_put(root, "bus/nd/devices/region0/badblocks",
+	       "2060 4\n2056 6\n10 8\n4094 100\n");
+	assert_int_equal(ntm_introspect_badblocks(root, zero, collect_range, &r),
+			 2);
+	assert_int_equal(r.off[0], 8 * 512);
+	assert_int_equal(r.len[0], 8 * 512);
+	assert_int_equal(r.off[1], (4094 - 2048) * 512);
+	assert_int_equal(r.len[1], 2 * 512);
+	r = (struct ranges){ .stop_after = 1 };
+	assert_int_equal(ntm_introspect_badblocks(root, zero, collect_range, &r),
+			 1);
+	assert_int_equal(r.n, 1);
+
+	/* /dev/null (1:3) and a file are not in the tree: none. */
+	r = (struct ranges){ 0 };
+	assert_int_equal(ntm_introspect_badblocks(root, null, collect_range, &r),
+			 0);
+	snprintf(path, sizeof(path), "%s/dev/char/1:5/size", root);
+	file = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(file >= 0);
+	assert_int_equal(ntm_introspect_badblocks(root, file, collect_range, &r),
+			 0);
+	assert_int_equal(r.n, 0);
+
+	assert_int_equal(ntm_introspect_badblocks(root, dir, collect_range, &r),
+			 -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "neither a regular file"));
+	assert_int_equal(ntm_introspect_badblocks(NULL, zero, collect_range, &r),
+			 -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "sysfs_root"));
+	assert_int_equal(ntm_introspect_badblocks(root, zero, NULL, &r), -EINVAL);
+	assert_non_null(strstr(ntm_errmsg(), "fn"));
+	assert_int_equal(ntm_introspect_badblocks(root, -1, collect_range, &r),
+			 -EBADF);
+	assert_int_equal(r.n, 0);
+	close(file);
+	close(dir);
+	close(null);
+	close(zero);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_regions, setup_tree, remove_tree),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test_setup_teardown(test_badblocks, setup_tree,
+						remove_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
