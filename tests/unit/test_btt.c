@@ -11,7 +11,8 @@
  * corrupted pools (bit flips in info blocks, backup, map and flog: each
  * opens read-only or fails with a message, never crashes, never returns
  * another LBA's data), threads racing writers and readers on overlapping
- * LBAs (no mixed sector), and a writer killed with SIGKILL over and over
+ * LBAs (no mixed sector), readers of one LBA whose freed blocks writers
+ * keep reusing (every read whole and no older than the last), and a writer killed with SIGKILL over and over
  * on a /dev/shm namespace (every sector one of the values written).
  */
 #define _GNU_SOURCE
@@ -1476,6 +1477,147 @@ static void test_threads_persist_failure(void **state)
 	munmap(base, size);
 }
 
+/*
+ * Readers of one LBA while writers keep moving it: a writer rewrites LBA
+ * B (versions in order, under a test lock, so the map's order is the
+ * versions' order) and then one of its own LBAs, which takes the block
+ * B's write just freed. A reader that copied a block after it was handed
+ * out again would see another LBA's stamp, a torn pattern or an older
+ * version; the read-tracking table must make every read of B whole and
+ * no older than the one before it on the same reader.
+ */
+#define RO_WRITERS 2
+#define RO_READERS 2
+#define RO_OPS 20000
+#define RO_LBA 0
+/* 4 KiB: a longer copy leaves a reader more time to see a reuse. */
+#define RO_LBASIZE 4096
+
+struct ro_shared {
+	struct ntm_btt *b;
+	pthread_mutex_t order;	/* B's versions go to the map in order */
+	uint64_t bver;		/* B's last version, under order */
+	atomic_bool done;
+};
+
+struct ro_ctx {
+	struct ro_shared *s;
+	unsigned lane;
+	uint64_t reads, errors, bad_stamp, torn, backwards;
+	uint64_t last, bad_ver;	/* the first backwards step */
+};
+
+static void *ro_writer(void *arg)
+{
+	struct ro_ctx *t = arg;
+	struct ro_shared *s = t->s;
+	static __thread unsigned char buf[RO_LBASIZE];
+
+	for (uint64_t i = 0; i < RO_OPS; i++) {
+		/* LBAs of its own, never B: B's freed block is reused here. */
+		uint64_t own = 1 + t->lane * 4 + i % 4;
+
+		pthread_mutex_lock(&s->order);
+		pattern(buf, RO_LBASIZE, RO_LBA, ++s->bver);
+		if (ntm_btt_write(s->b, t->lane, RO_LBA, buf))
+			t->errors++;
+		pthread_mutex_unlock(&s->order);
+		pattern(buf, RO_LBASIZE, own, i + 1);
+		if (ntm_btt_write(s->b, t->lane, own, buf))
+			t->errors++;
+	}
+	return NULL;
+}
+
+static void *ro_reader(void *arg)
+{
+	struct ro_ctx *t = arg;
+	static __thread unsigned char buf[RO_LBASIZE], want[RO_LBASIZE];
+
+	/* At least one read after the writers are done, however scheduled. */
+	for (bool last_round = false; !last_round;) {
+		uint64_t stamp, ver;
+
+		last_round = atomic_load(&t->s->done);
+		if (ntm_btt_read(t->s->b, t->lane, RO_LBA, buf)) {
+			t->errors++;
+			continue;
+		}
+		t->reads++;
+		memcpy(&stamp, buf, 8);
+		memcpy(&ver, buf + 8, 8);
+		pattern(want, RO_LBASIZE, RO_LBA, ver);
+		if (stamp != RO_LBA)
+			t->bad_stamp++;
+		else if (memcmp(buf, want, RO_LBASIZE))
+			t->torn++;
+		else if (ver < t->last) {
+			if (!t->backwards++)
+				t->bad_ver = ver;
+		} else
+			t->last = ver;
+	}
+	return NULL;
+}
+
+static void test_threads_reader_order(void **state)
+{
+	size_t size = 8 * MiB;
+	unsigned char *base = region(size);
+	struct ntm_btt_config cfg = {
+		.lbasize = RO_LBASIZE, .nlanes = RO_WRITERS + RO_READERS,
+		.flags = NTM_BTT_CREATE,
+	};
+	struct ro_shared s = { .order = PTHREAD_MUTEX_INITIALIZER };
+	struct ro_ctx t[RO_WRITERS + RO_READERS];
+	pthread_t th[RO_WRITERS + RO_READERS];
+	static unsigned char buf[RO_LBASIZE];
+	uint64_t reads = 0;
+
+	(void)state;
+	assert_int_equal(ntm_btt_open(&s.b, base, size, &cfg), 0);
+	assert_int_equal(ntm_btt_nlanes(s.b), RO_WRITERS + RO_READERS);
+	pattern(buf, RO_LBASIZE, RO_LBA, 0);
+	assert_int_equal(ntm_btt_write(s.b, 0, RO_LBA, buf), 0);
+	atomic_init(&s.done, false);
+	/* Lanes 0..RO_WRITERS-1 write, the others read. */
+	for (unsigned i = 0; i < RO_WRITERS + RO_READERS; i++) {
+		t[i] = (struct ro_ctx){ .s = &s, .lane = i };
+		assert_int_equal(pthread_create(&th[i], NULL, i < RO_WRITERS ?
+						ro_writer : ro_reader, &t[i]), 0);
+	}
+	for (unsigned i = 0; i < RO_WRITERS; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(t[i].errors, 0);
+	}
+	atomic_store(&s.done, true);
+	for (unsigned i = RO_WRITERS; i < RO_WRITERS + RO_READERS; i++) {
+		struct ro_ctx *r = &t[i];
+
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		reads += r->reads;
+		if (r->errors || r->bad_stamp || r->torn || r->backwards)
+			fail_msg("reader %u: %llu reads, %llu errors, %llu of "
+				 "another LBA, %llu torn, %llu older than the "
+				 "one before (first: %llu after %llu)", i,
+				 (unsigned long long)r->reads,
+				 (unsigned long long)r->errors,
+				 (unsigned long long)r->bad_stamp,
+				 (unsigned long long)r->torn,
+				 (unsigned long long)r->backwards,
+				 (unsigned long long)r->bad_ver,
+				 (unsigned long long)r->last);
+		/* The last read came after the last write. */
+		assert_int_equal(r->last, s.bver);
+	}
+	printf("reader order: %d writers, %llu writes of lba %d, %llu reads "
+	       "of it, all whole and in order\n", RO_WRITERS,
+	       (unsigned long long)s.bver, RO_LBA, (unsigned long long)reads);
+	assert_int_equal(ntm_btt_check(s.b), 0);
+	ntm_btt_close(s.b);
+	munmap(base, size);
+}
+
 /* --- a writer killed with SIGKILL ------------------------------------------- */
 
 #define K_LBAS 64
@@ -1597,6 +1739,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_scan_unwritten_groups),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_threads_persist_failure),
+		cmocka_unit_test(test_threads_reader_order),
 		cmocka_unit_test(test_kill),
 	};
 
