@@ -29,22 +29,120 @@
  * table as the *_unbound functions below do. Elsewhere (no IFUNC) the
  * exported functions are those.
  *
- * The copy policy: ntm_memcpy_flush() into a destination that is not
- * 8-byte aligned copies fewer than NTMEM_NT_THRESHOLD bytes (default 256)
- * through the cache and writes the lines back, and longer ones with the
+ * The copy policy (its rules and measurements: copy_policy.h):
+ * ntm_memcpy_flush() into a destination that is not 8-byte aligned copies
+ * fewer than NTMEM_NT_THRESHOLD bytes (default: the CPU's,
+ * ntm_nt_threshold_default()) through the cache and writes the lines back, and longer ones with the
  * variant's non-temporal copy (ntm_flush_cached()). Either leaves no line
  * dirty, which is all ntm_memcpy_flush() promises. ntm_memcpy_nt() has no
  * such choice: what it may leave dirty is its contract (ntmem/copy.h),
  * and its cached copy writes nothing back. `ntmem bench copy --calibrate`
  * measures where the two copies cross on the machine at hand.
  */
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "copy_policy.h"
 #include "cpu.h"
 #include "variant_impl.h"
 
 struct ntm_bound ntm_bound;
+
+size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
+{
+	switch (v->isa) {
+	case NTM_ISA_AVX512:
+		return 256;
+	case NTM_ISA_AVX2:
+		return 512;
+	case NTM_ISA_SSE2:
+		return 1024;
+	default:
+		/* generic (and NEON): no NT store, the contract's "whole copy" */
+		return 256;
+	}
+}
+
+enum ntm_cpu_vendor ntm_cpu_vendor(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	__cpuid(0, a, b, c, d);
+	/* "GenuineIntel", "AuthenticAMD" (and Hygon's Zen, "HygonGenuine") */
+	if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e)
+		return NTM_VENDOR_INTEL;
+	if ((b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||
+	    (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975))
+		return NTM_VENDOR_AMD;
+#endif
+	return NTM_VENDOR_OTHER;
+}
+
+/* @name's value in a GLIBC_TUNABLES string (a:b=v:c=w), or NULL. */
+static const char *tunable(const char *tunables, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = tunables;
+
+	while (p && *p) {
+		if (strncmp(p, name, len) == 0 && p[len] == '=')
+			return p + len + 1;
+		p = strchr(p, ':');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+	uint32_t avx2 = NTM_CPU_AVX2 | NTM_CPU_OS_YMM;
+	size_t vec = (features & avx2) == avx2 ? 32 : 16;
+	const char *set = tunable(tunables, "glibc.cpu.x86_rep_movsb_threshold");
+
+	if (set) {
+		char *end;
+		unsigned long long v = strtoull(set, &end, 0);
+
+		if (end != set && (*end == ':' || !*end) && v >= 8 * vec)
+			return (size_t)v;
+	}
+	if (features & NTM_CPU_FSRM)
+		return 2112;
+	return 2048 * vec / 16;
+#else
+	(void)features, (void)tunables;
+	return 0;
+#endif
+}
+
+size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, size_t rep_movsb)
+{
+	size_t t = vendor == NTM_VENDOR_INTEL ? 1536 : 256;
+
+	return rep_movsb && rep_movsb < t ? rep_movsb : t;
+}
+
+size_t ntm_nt_threshold_default(void)
+{
+	static size_t cached; /* 0: not yet; the same answer from any thread */
+	size_t t = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!t) {
+		t = ntm_nt_threshold_for(
+			ntm_cpu_vendor(),
+			ntm_glibc_rep_movsb_threshold(ntm_cpu_detect(),
+						      getenv("GLIBC_TUNABLES")));
+		__atomic_store_n(&cached, t, __ATOMIC_RELAXED);
+	}
+	return t;
+}
 
 /*
  * Through the table, and bind the table's function for the entries. The

@@ -28,16 +28,80 @@
 #undef NTM_VARIANT
 
 /*
- * NTMEM_NT_THRESHOLD's default, bytes: below it, ntm_memcpy_flush() into a
- * destination that is not 8-byte aligned stores through the cache and
- * writes the lines back; from it, non-temporally. Measured with `ntmem
- * bench copy --align 1` on the machine the library was written on, where
- * the cached copy plus write-back beat the split non-temporal one at
- * every size under it. Machines differ: `ntmem bench copy --calibrate`
- * found 1536 on a Xeon VM, so the default is the first measurement and
- * the variable says what another machine needs.
+ * The copy policy: at which size a copy into a destination that is not
+ * 8-byte aligned stops being an ordinary one. Derived from what the CPU
+ * tells, not from one machine's constant; every rule below names the
+ * measurement behind it and the fact it keys on. (`ntmem bench copy
+ * --align 1` shows where a machine crosses; --calibrate prints the
+ * NTMEM_NT_THRESHOLD to set when the derived one does not fit it.)
+ *
+ * ntm_memcpy_nt() below ntm_nt_short_unaligned() bytes is an ordinary
+ * copy (memcpy()): such a copy's head and tail lines are shared with the
+ * neighbouring bytes, and only the whole lines between them pay for
+ * non-temporal stores. Keyed on the NT store width of the variant in
+ * force (ISA; NTMEM_ISA lowers it): the partial lines cost about the same
+ * at any width, the whole lines cost one store per VEC bytes, so a
+ * narrower store needs more whole lines before it wins:
+ *   64-byte stores (avx512): 256, measured on a Zen 4 (below it the cached
+ *     copy won at every size, from it the NT one);
+ *   32-byte stores (avx2):   512, measured on a Zen 3 (EPYC family 25,
+ *     model 1) at dst+1: 256 B NT 1.98x glibc, 512 B 0.66x, 1 KiB 0.43x;
+ *   16-byte stores (sse2):  1024, the same rule (16 KiB / VEC) extended,
+ *     unmeasured. The generic variant has no NT store at all.
+ * It is ntm_memcpy_nt()'s contract (ntmem/copy.h), which
+ * tests/record/test_record_copy.c derives the same way: change both.
+ *
+ * ntm_memcpy_flush() below ntm_nt_threshold_default() bytes
+ * (NTMEM_NT_THRESHOLD overrides it) copies through the cache and writes
+ * the lines back (ntm_flush_cached()). Keyed on the cpuid vendor:
+ *   AMD (and any vendor not below): 256, measured on a Zen 4 and a Zen 3
+ *     (at 256 B dst+1 the NT copy ties PMDK's, 1.05x; cached plus
+ *     write-back was 1.07-1.3x the NT copy from 512 B to 2 KiB);
+ *   Intel: 1536, what --calibrate found on a Xeon VM.
+ *   Capped at glibc's REP MOVSB threshold (ntm_glibc_rep_movsb_threshold()):
+ *   the cached copy is glibc's memcpy(), which from there is REP MOVSB,
+ *   7x slower than the NT copy into an unaligned destination at 4 KiB on
+ *   the Zen 3. glibc's other threshold, x86_non_temporal_threshold (where
+ *   its own memcpy() turns non-temporal, 3/4 of the shared cache), is far
+ *   above every size here and decides nothing.
+ * aarch64 by reasoning: STNP is a hint and the copy writes its lines back
+ * either way, so the Zen 4's 256 (the smallest, the least ordinary
+ * copying) stands; there is no REP MOVSB to stay under.
  */
-#define NTM_NT_THRESHOLD_DEFAULT 256
+size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
+	__attribute__((visibility("hidden")));
+size_t ntm_nt_threshold_default(void) __attribute__((visibility("hidden")));
+
+/* CPU vendors the policy tells apart (cpuid leaf 0's string on x86-64). */
+enum ntm_cpu_vendor { NTM_VENDOR_OTHER, NTM_VENDOR_INTEL, NTM_VENDOR_AMD };
+
+/*
+ * The pure rule behind ntm_nt_threshold_default(), for the tests' fake
+ * CPUs: @rep_movsb is glibc's REP MOVSB threshold, 0 when there is none.
+ */
+size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, size_t rep_movsb)
+	__attribute__((visibility("hidden")));
+
+/*
+ * glibc's x86_rep_movsb_threshold as glibc computed it for this process,
+ * bytes, 0 where there is no such thing (not x86-64, not glibc). A library
+ * cannot run `ld.so --list-tunables`, and glibc exports no reader: this
+ * takes GLIBC_TUNABLES' glibc.cpu.x86_rep_movsb_threshold when set (glibc
+ * ignores one under its minimum, 8 * VEC; so does this), else glibc
+ * 2.33-2.38's formula from the ISA: 2112 with FSRM, else 2048 * VEC / 16
+ * (VEC 32 with AVX2, else 16: the AVX-512 CPUs glibc knows prefer its
+ * AVX2 copy, Prefer_No_AVX512). Reading the tunable beats assuming the
+ * formula: a user who moved glibc's threshold moved the cached copy's.
+ * @tunables is GLIBC_TUNABLES' value (NULL: unset).
+ */
+size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
+	__attribute__((visibility("hidden")));
+
+/* This CPU's vendor, from cpuid (NTM_VENDOR_OTHER off x86-64). */
+enum ntm_cpu_vendor ntm_cpu_vendor(void) __attribute__((visibility("hidden")));
+
+/* NTMEM_NT_THRESHOLD's default, bytes (env.c, introspect.c). */
+#define NTM_NT_THRESHOLD_DEFAULT ntm_nt_threshold_default()
 
 /*
  * True when ntm_memcpy_flush() copies @n bytes to @dst with ordinary
@@ -77,6 +141,12 @@ struct ntm_bound {
 	void *(*memcpy_nt)(void *dst, const void *src, size_t n);
 	void *(*memcpy_flush)(void *dst, const void *src, size_t n);
 	void *(*memset_flush)(void *dst, int c, size_t n);
+	/*
+	 * ntm_nt_short_unaligned() of the table's variant, set before the
+	 * table is published; 0 (every copy non-temporal, which the
+	 * contract allows) until then.
+	 */
+	size_t nt_short;
 };
 extern struct ntm_bound ntm_bound __attribute__((visibility("hidden")));
 

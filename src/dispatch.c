@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy_policy.h"
 #include "cpu.h"
 #include "dispatch.h"
 #include "env.h"
@@ -181,6 +182,9 @@ static void choose(void)
 	chosen.memcpy_flush = chosen.variant->memcpy_flush;
 	chosen.memset_flush = chosen.variant->memset_flush;
 	chosen.nt_threshold = env.nt_threshold;
+	chosen.nt_short = ntm_nt_short_unaligned(chosen.variant);
+	/* Before the table is published: an entry bound to it reads this. */
+	__atomic_store_n(&ntm_bound.nt_short, chosen.nt_short, __ATOMIC_RELAXED);
 	chosen.flush_insn = ntm_flush_select(chosen.features, flush_cap);
 	chosen.domain_override = env.persist_domain < 0 ? NTM_PERSIST_NONE
 							: env.persist_domain;
@@ -224,10 +228,13 @@ static void choose(void)
 		best = ntm_variant_select(chosen.features, -1);
 		fprintf(stderr,
 			"ntmem %s: copy variant %s (best for this cpu: %s), "
-			"write-back %s, cache line %zu bytes, persistence "
-			"domain %s\n",
+			"write-back %s, cache line %zu bytes, unaligned "
+			"destinations copied through the cache below %zu "
+			"bytes (ntm_memcpy_nt) and %zu (ntm_memcpy_flush), "
+			"persistence domain %s\n",
 			ntm_version(), chosen.variant->name, best->name,
 			ntm_flush_insn_name(chosen.flush_insn), chosen.line,
+			chosen.nt_short, chosen.nt_threshold,
 			ntm_persist_domain_name(active_domain(&chosen)));
 	}
 	__atomic_store_n(&ntm_dispatch_published, &chosen, __ATOMIC_RELEASE);

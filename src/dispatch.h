@@ -45,6 +45,8 @@ struct ntm_dispatch {
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
 	bool verbose;		/* NTMEM_VERBOSE: report choices and errors */
 	size_t nt_threshold;	/* NTMEM_NT_THRESHOLD (copy.c's policy), bytes */
+	/* ntm_memcpy_nt() into an unaligned dst below it: ordinary, bytes */
+	size_t nt_short;
 	/* NTMEM_PERSIST_DOMAIN; NTM_PERSIST_NONE when unset */
 	enum ntm_persist_domain domain_override;
 	/* The values ntm_env_read() ignored (struct ntm_env's bad), or "". */

@@ -10,16 +10,21 @@
  *                       is copied with ordinary stores may stay dirty in
  *                       the cache, and that is exactly:
  *                       - the whole copy, when @dst is not 8-byte aligned
- *                         and @n < 256 (NT stores do not pay on lines
- *                         shared with neighbouring bytes), or when the
- *                         active variant is "generic" (no NT stores);
+ *                         and @n is below the active variant's short size
+ *                         (256 for avx512 and aarch64's neon, 512 for
+ *                         avx2, 1024 for sse2: NT stores do not pay on
+ *                         lines shared with neighbouring bytes until
+ *                         enough whole lines lie between them), or when
+ *                         the active variant is "generic" (no NT stores);
  *                       - otherwise at most 1-3 head bytes (up to 4-byte
  *                         alignment of @dst) and 1-3 tail bytes.
  *   ntm_memcpy_flush()  a guarantee: when it returns, no cache line of
  *                       [dst, dst + n) is dirty in this CPU's cache. A
  *                       copy to a destination that is not 8-byte aligned
- *                       and shorter than NTMEM_NT_THRESHOLD bytes (256
- *                       unless set) is made with ordinary stores; any
+ *                       and shorter than NTMEM_NT_THRESHOLD bytes (unless
+ *                       set, the CPU's default: 1536 on Intel, 256
+ *                       elsewhere, at most glibc's REP MOVSB threshold)
+ *                       is made with ordinary stores; any
  *                       other non-temporally, its 1-3 head and tail bytes
  *                       with ordinary stores. What is stored ordinarily
  *                       has its lines written back (CLWB > CLFLUSHOPT >
@@ -68,8 +73,9 @@ extern "C" {
  * publishing the data. A constant @n of an inlined size costs no call.
  *
  * Lines it may leave dirty (stored with ordinary stores): all of the
- * range when @dst is not 8-byte aligned and @n < 256, or with the generic
- * variant; otherwise only the lines of the 1-3 bytes before the first
+ * range when @dst is not 8-byte aligned and @n is below the active
+ * variant's short size (256 for avx512 and neon, 512 for avx2, 1024 for
+ * sse2), or with the generic variant; otherwise only the lines of the 1-3 bytes before the first
  * 4-byte aligned address and of the 1-3 bytes after the last one. Use
  * ntm_memcpy_flush() when no line may stay dirty.
  *
@@ -87,7 +93,8 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
  * The kernel's memcpy_flushcache(): after it returns, the data has left the
  * CPU cache on its way to memory; ntm_drain() then makes it durable on a
  * platform whose memory controller is in the persistence domain (ADR).
- * Below NTMEM_NT_THRESHOLD bytes (default 256) a destination that is not
+ * Below NTMEM_NT_THRESHOLD bytes (default: 1536 on Intel CPUs, 256 on
+ * others, at most glibc's REP MOVSB threshold) a destination that is not
  * 8-byte aligned is copied through the cache and its lines written back,
  * the faster way there; `ntmem bench copy --calibrate` measures the
  * crossover on the machine at hand.

@@ -21,7 +21,8 @@
  *      A short copy into an unaligned destination is copied with ordinary
  *      stores by "nt": its lines are shared with the neighbouring bytes,
  *      and mixing cached and NT stores in one line evicts it twice - NT
- *      stores do not pay there (see SHORT_UNALIGNED). "flush" stores it
+ *      stores do not pay there: below ntm_nt_short_unaligned() of the
+ *      variant (copy_policy.h, the contract of ntmem/copy.h). "flush" stores it
  *      non-temporally at every size: whether a cached copy plus write-back
  *      would be faster is the copy policy of the entry points (below and
  *      src/copy.c, NTMEM_NT_THRESHOLD), which benchmarks measure against
@@ -52,17 +53,6 @@
 #include <string.h>
 
 #include "copy_policy.h"
-
-/*
- * Below this many bytes an unaligned "nt" copy uses ordinary stores.
- * Measured with `ntmem bench copy --align 1`: under it, the cached copy
- * beat the split NT path at every size. It is part of ntm_memcpy_nt()'s
- * contract (ntmem/copy.h: such a copy may stay dirty whole), which
- * tests/record/test_record_copy.c enforces: change both together. The same
- * measurement gave ntm_memcpy_flush()'s default threshold,
- * NTM_NT_THRESHOLD_DEFAULT, which NTMEM_NT_THRESHOLD overrides.
- */
-#define SHORT_UNALIGNED 256
 
 /*
  * The widest store the struct-sized path makes, as the inline path of a
@@ -318,7 +308,8 @@ copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 		small_copy(d, s, n);
 		return dst;
 	}
-	if (!flush_partial && n < SHORT_UNALIGNED && ((uintptr_t)d & 7)) {
+	if (!flush_partial && ((uintptr_t)d & 7) &&
+	    n < ntm_dispatch()->nt_short) {
 		ntm_store_copy(d, s, n);
 		return dst;
 	}
@@ -450,7 +441,8 @@ void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
 	 * a function of its own (src/copy.c): here the vector code's stack
 	 * realignment made the call a frame.
 	 */
-	if (((uintptr_t)dst & 7) && n < SHORT_UNALIGNED)
+	if (((uintptr_t)dst & 7) &&
+	    n < __atomic_load_n(&ntm_bound.nt_short, __ATOMIC_RELAXED))
 		return ntm_memcpy_store(dst, src, n);
 	return FN(memcpy_nt)(dst, src, n);
 }

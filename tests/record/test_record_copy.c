@@ -12,7 +12,9 @@
  *                                        ntm_drain() all CLEAN or DURABLE
  *   ntm_memcpy_nt()                      DIRTY only where copy.h allows it
  *                                        (the whole copy when dst is not
- *                                        8-byte aligned and n < 256, or the
+ *                                        8-byte aligned and n below the
+ *                                        variant's short size, which is
+ *                                        then an ordinary copy, or the
  *                                        generic variant; else the 1-3
  *                                        head and tail bytes); nothing else
  *                                        pending after ntm_drain()
@@ -53,6 +55,7 @@
 
 #include <ntmem.h>
 #include <ntmem/check.h>
+#include <ntmem/introspect.h>
 
 #include "../lib/testutil.h"
 
@@ -64,10 +67,22 @@
 /* Sizes below this are checked at every destination offset. */
 #define FULL_SWEEP_MAX 320
 #define LARGE_MAX ((size_t)1 << 20)
-/* ntmem/copy.h: an unaligned copy below this may be left dirty whole. */
-#define NT_SHORT_UNALIGNED 256
-/* ntm_memcpy_flush()'s NTMEM_NT_THRESHOLD when the environment has none */
-#define NT_THRESHOLD_DEFAULT 256
+/*
+ * ntmem/copy.h: ntm_memcpy_nt() into an unaligned destination below this
+ * is an ordinary copy and may be left dirty whole; the active variant's
+ * vector store width decides it (64 bytes: 256, 32: 512, 16: 1024).
+ */
+static size_t nt_short_unaligned(void)
+{
+	switch (ntm_variant_isa(ntm_variant_active())) {
+	case NTM_ISA_AVX2:
+		return 512;
+	case NTM_ISA_SSE2:
+		return 1024;
+	default:
+		return 256;
+	}
+}
 
 typedef void *(*copy_fn)(void *, const void *, size_t);
 typedef void *(*set_fn)(void *, int, size_t);
@@ -177,7 +192,11 @@ static void expect_nt(const struct target *t, unsigned char *d, size_t n,
 		FAIL(t, "memcpy_nt", n, off, why);
 	if (!n)
 		return;
-	if (!t->generic && !((a & 7) && n < NT_SHORT_UNALIGNED)) {
+	if (!t->generic && (a & 7) && n < nt_short_unaligned() &&
+	    query(down(a, UNIT), up(a + n, UNIT)).units[NTM_CHECK_NT])
+		FAIL(t, "memcpy_nt", n, off,
+		     "non-temporal stores in a short unaligned copy");
+	if (!t->generic && !((a & 7) && n < nt_short_unaligned())) {
 		if (head > n)
 			head = n;
 		tail = (n - head) & 3;
@@ -424,8 +443,13 @@ static size_t threshold_from_env(void)
 	char *end;
 	unsigned long long t;
 
-	if (!v || !*v)
-		return NT_THRESHOLD_DEFAULT;
+	if (!v || !*v) {
+		/* the CPU's default, as the library derived it (copy_policy.h) */
+		struct ntm_env_info env;
+
+		assert_int_equal(ntm_introspect_env(&env, sizeof(env)), 0);
+		return env.nt_threshold_default;
+	}
 	t = strtoull(v, &end, 10);
 	if (*end)
 		fail_msg("NTMEM_NT_THRESHOLD=%s: the test takes a plain number", v);
@@ -467,7 +491,7 @@ static void threshold_case(size_t n, unsigned off, size_t threshold)
 
 /*
  * ntm_memcpy_flush()'s copy policy (src/copy.c): below NTMEM_NT_THRESHOLD
- * (256 unless the environment says otherwise) a copy to a destination that
+ * (the CPU's default unless the environment says otherwise) a copy to a destination that
  * is not 8-byte aligned goes through the cache and has its lines written
  * back; from it, and at every size to an 8-byte aligned destination,
  * non-temporal stores. Needs NT stores and a write-back to tell them apart.

@@ -601,6 +601,75 @@ static void test_env_read(void **state)
 }
 
 /*
+ * The copy policy's rules (copy_policy.h) on fake CPUs, at each edge:
+ * ntm_memcpy_flush()'s default by vendor, capped at glibc's REP MOVSB
+ * threshold; that threshold from GLIBC_TUNABLES or glibc's formula; and
+ * ntm_memcpy_nt()'s short unaligned size by the variant's store width.
+ */
+static void test_copy_policy_rules(void **state)
+{
+	const uint32_t avx2 = NTM_CPU_SSE2 | NTM_CPU_AVX | NTM_CPU_AVX2 | NTM_CPU_OS_YMM;
+	const char *key = "glibc.cpu.x86_rep_movsb_threshold";
+	char tun[160];
+
+	(void)state;
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 2112), 256);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_OTHER, 0), 256);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 4096), 1536);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 1537), 1536);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 1535), 1535);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 255), 255);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 0), 1536);
+
+#if defined(__x86_64__) && defined(__GLIBC__)
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(NTM_CPU_SSE2, NULL), 2048);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, NULL), 4096);
+	/* AVX2 without the OS saving YMM state: glibc's SSE2 copy */
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2 & ~NTM_CPU_OS_YMM, NULL),
+			 2048);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2 | NTM_CPU_FSRM, NULL),
+			 2112);
+	snprintf(tun, sizeof(tun), "%s=1000", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 1000);
+	/* glibc's minimum, 8 vectors: at it taken, under it ignored */
+	snprintf(tun, sizeof(tun), "%s=256", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 256);
+	snprintf(tun, sizeof(tun), "%s=255", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 4096);
+	snprintf(tun, sizeof(tun), "%s=128", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(NTM_CPU_SSE2, tun), 128);
+	/* among others, in hex, and not a number */
+	snprintf(tun, sizeof(tun), "glibc.malloc.check=3:%s=0x800:glibc.x=1", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 2048);
+	snprintf(tun, sizeof(tun), "%s=12q", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 4096);
+	snprintf(tun, sizeof(tun), "x%s=1000", key);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, tun), 4096);
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(avx2, ""), 4096);
+#else
+	(void)avx2, (void)key, (void)tun;
+	assert_int_equal(ntm_glibc_rep_movsb_threshold(0, NULL), 0);
+#endif
+
+	for (size_t i = 0; i < ntm_variant_count(); i++) {
+		const struct ntm_variant *v = ntm_variant_at(i);
+		size_t want = v->isa == NTM_ISA_AVX2 ? 512 :
+			      v->isa == NTM_ISA_SSE2 ? 1024 : 256;
+
+		assert_int_equal(ntm_nt_short_unaligned(v), want);
+	}
+	/* The table holds its variant's, and the entries' copy of it. */
+	assert_int_equal(ntm_dispatch()->nt_short,
+			 ntm_nt_short_unaligned(ntm_dispatch()->variant));
+	assert_int_equal(ntm_bound.nt_short, ntm_dispatch()->nt_short);
+	assert_int_equal(NTM_NT_THRESHOLD_DEFAULT,
+			 ntm_nt_threshold_for(ntm_cpu_vendor(),
+					      ntm_glibc_rep_movsb_threshold(
+						      ntm_cpu_features(),
+						      getenv("GLIBC_TUNABLES"))));
+}
+
+/*
  * NTMEM_NT_THRESHOLD: sizes as the tool's options take them; anything else
  * is ignored (the default stands) and described, as an unknown ceiling is.
  */
@@ -904,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_env_parsers),
 		cmocka_unit_test(test_env_read),
 		cmocka_unit_test(test_env_nt_threshold),
+		cmocka_unit_test(test_copy_policy_rules),
 		cmocka_unit_test(test_flush_impls),
 	};
 
