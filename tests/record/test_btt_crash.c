@@ -9,8 +9,10 @@
  * seeded samples beyond). Every image is opened with ntm_btt_open() (the
  * flog replay runs on it), must check clean, and each LBA written must
  * read back entirely as its last completed write or entirely as the write
- * in flight - never a mix, never another LBA's data. Torn sectors are
- * counted and must be 0.
+ * in flight - never a mix, never another LBA's data; opened read-only
+ * first (no replay: an unfinished map update is rolled back), it must
+ * read the same way, so every write's map store is durable when the call
+ * returns. Torn sectors are counted and must be 0.
  *
  * Workloads: one lane writing LBAs in a pattern that reuses every free
  * block and hits the same LBA back to back; two lanes whose writes are
@@ -54,6 +56,7 @@ struct run {
 	unsigned nwrites;
 	int lanes;		/* 1 or 2 */
 	unsigned open_flags;	/* how check() opens an image */
+	bool ro_too;		/* check() opens it read-only first */
 	/* Two-lane baton: whose turn it is to store. */
 	pthread_mutex_t m;
 	pthread_cond_t cv;
@@ -92,28 +95,12 @@ static int is_version(const unsigned char *buf, uint64_t lba, uint32_t ver)
 	return !memcmp(buf, want, LBASIZE);
 }
 
-static int check(void *image, size_t size, void *arg)
+/* Every LBA written reads as its last completed write or the one in flight. */
+static int read_all(struct run *r, struct ntm_btt *b)
 {
-	struct run *r = arg;
-	struct ntm_btt *b;
-	/* nfree: the geometry of a lazy open that finds no BTT yet. */
-	struct ntm_btt_config cfg = { .lbasize = LBASIZE, .nfree = NFREE,
-				      .flags = r->open_flags };
 	unsigned char buf[LBASIZE];
 	int bad = 0;
 
-	r->images++;
-	if (ntm_btt_open(&b, image, size, &cfg)) {
-		fprintf(stderr, "btt_crash: recovery failed: %s\n",
-			ntm_errmsg());
-		return 1;
-	}
-	if (ntm_btt_readonly(b) || ntm_btt_check(b)) {
-		fprintf(stderr, "btt_crash: recovered BTT not clean: %s\n",
-			ntm_errmsg());
-		ntm_btt_close(b);
-		return 1;
-	}
 	for (unsigned l = 0; l < NLBA_USED; l++) {
 		int ret = ntm_btt_read(b, 0, l, buf);
 		uint32_t d = r->done[l], f = r->flight[l];
@@ -149,6 +136,53 @@ static int check(void *image, size_t size, void *arg)
 			"%u\n", l, d, f);
 		bad = 1;
 	}
+	return bad;
+}
+
+/*
+ * Open the image read-only first (it must not change it): no replay
+ * writes the map, an entry whose map store is not on media is rolled
+ * back, so this read shows that the map store of every write that
+ * returned is durable. Then read-write: the flog replay finishes the
+ * write in flight, and the BTT must check clean.
+ */
+static int check(void *image, size_t size, void *arg)
+{
+	struct run *r = arg;
+	struct ntm_btt *b;
+	/* nfree: the geometry of a lazy open that finds no BTT yet. */
+	struct ntm_btt_config cfg = { .lbasize = LBASIZE, .nfree = NFREE,
+				      .flags = r->open_flags };
+	struct ntm_btt_config ro = { .lbasize = LBASIZE,
+				     .flags = NTM_BTT_READONLY };
+	int bad;
+
+	r->images++;
+	if (r->ro_too) {
+		if (ntm_btt_open(&b, image, size, &ro)) {
+			fprintf(stderr, "btt_crash: read-only open failed: "
+				"%s\n", ntm_errmsg());
+			return 1;
+		}
+		bad = read_all(r, b);
+		ntm_btt_close(b);
+		if (bad) {
+			fprintf(stderr, "btt_crash: (read-only open)\n");
+			return 1;
+		}
+	}
+	if (ntm_btt_open(&b, image, size, &cfg)) {
+		fprintf(stderr, "btt_crash: recovery failed: %s\n",
+			ntm_errmsg());
+		return 1;
+	}
+	if (ntm_btt_readonly(b) || ntm_btt_check(b)) {
+		fprintf(stderr, "btt_crash: recovered BTT not clean: %s\n",
+			ntm_errmsg());
+		ntm_btt_close(b);
+		return 1;
+	}
+	bad = read_all(r, b);
 	ntm_btt_close(b);
 	return bad;
 }
@@ -371,6 +405,7 @@ static int run_one(const char *name, int lanes, unsigned nwrites,
 	memset(r->base, 0, SIZE);
 	r->lanes = lanes;
 	r->nwrites = nwrites;
+	r->ro_too = true;
 	pthread_mutex_init(&r->m, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	/* No hand-over until the run: one thread lays out and seeds. */
