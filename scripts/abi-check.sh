@@ -22,7 +22,8 @@
 # public struct it reaches), a changed SONAME. Additions alone are
 # compatible: they are printed and pass. A change the project decides is
 # compatible (a reserved word given a meaning) goes into a suppression
-# file passed with -s (libabigail's [suppress_type] syntax).
+# file passed with -s (libabigail's [suppress_type] syntax); -s may be
+# given more than once.
 #
 # Needs the libraries built with debug info (-g; meson's default
 # debugoptimized has it). Exit 0 pass, 1 fail, 77 skip (abidiff or abidw
@@ -46,7 +47,7 @@ while getopts H:r:a:w:s: opt; do
 	r) root=$OPTARG ;;
 	a) arch=$OPTARG ;;
 	w) out=$OPTARG ;;
-	s) suppr=$OPTARG ;;
+	s) suppr="$suppr --suppressions $OPTARG" ;;
 	*) usage ;;
 	esac
 done
@@ -140,8 +141,8 @@ for lib in "$@"; do
 		status=1
 		continue
 	fi
-	# shellcheck disable=SC2086 # optional option
-	abidiff ${suppr:+--suppressions "$suppr"} "$base/$soname.abi" \
+	# shellcheck disable=SC2086 # $suppr is a list of options
+	abidiff $suppr "$base/$soname.abi" \
 		"$tmp/$soname.abi" >"$tmp/diff" 2>&1
 	rc=$?
 	# abidiff's exit status is a bit set: 1 error, 2 usage, 4 a change,

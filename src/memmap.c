@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,31 @@
 static size_t round_up(size_t x, size_t unit)
 {
 	return (x + unit - 1) / unit * unit;
+}
+
+/*
+ * The ns field took the first reserved word of 0.1.0 and the layout
+ * stays: one 64-bit word, and nothing after the reserved words. The ABI
+ * check lets this struct take members in (abi/reserved.suppr); these keep
+ * it from growing.
+ */
+_Static_assert(offsetof(struct ntm_memmap_config, reserved) -
+			       offsetof(struct ntm_memmap_config, ns) ==
+		       sizeof(uint64_t),
+	       "ntm_memmap_config.ns is one 64-bit word, as reserved[0] was");
+_Static_assert(sizeof(struct ntm_memmap_config) ==
+		       offsetof(struct ntm_memmap_config, reserved) +
+			       3 * sizeof(uint64_t),
+	       "ntm_memmap_config ends with its reserved words, as in 0.1.0");
+
+/* True when [@base, @base + @len) lies inside @ns's mapping. */
+static bool ns_holds_region(const struct ntm_ns *ns, const void *base,
+			    size_t len)
+{
+	uintptr_t lo = (uintptr_t)ntm_ns_base(ns), a = (uintptr_t)base;
+
+	return a >= lo && a - lo <= ntm_ns_size(ns) &&
+	       len <= ntm_ns_size(ns) - (a - lo);
 }
 
 static unsigned layout_index(unsigned size)
@@ -133,6 +159,13 @@ int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 				"alignment %zu", len, align);
 		goto out_free;
 	}
+	if (cfg->ns && !ns_holds_region(cfg->ns, base, len)) {
+		ret = ntm_error(-EINVAL, "cfg->ns: namespace '%s' [%p, +%zu) "
+				"does not hold the region [%p, +%zu)",
+				ntm_ns_path(cfg->ns), ntm_ns_base(cfg->ns),
+				ntm_ns_size(cfg->ns), base, len);
+		goto out_free;
+	}
 	mm->region = base;
 	mm->len = len;
 	mm->owner = owner;
@@ -180,18 +213,18 @@ int ntm_memmap_create(struct ntm_memmap **out, void *base, size_t len,
 		ret = ntm_error(-ENOMEM, "memmap: no memory for pageblocks");
 		goto out_unmap;
 	}
-	if (mm->place == NTM_MEMMAP_DEV) {
+	if (mm->place == NTM_MEMMAP_DEV && cfg->ns) {
 		/*
 		 * Init stores into a sparse file through its mapping, where a
 		 * full file system is a SIGBUS; allocate the blocks now, when
-		 * it can still be an error. Last, as nothing can undo it. The
-		 * public signature gives the region, not its namespace (the
-		 * owner is opaque): the namespace is the one that holds it.
+		 * it can still be an error. Last, as nothing can undo it.
+		 * Without a namespace the region is the caller's plain memory.
 		 */
-		ret = ntm_ns_reserve_holding(mm->descs,
-					     round_up(ntm_memmap_bytes(mm),
-						      NTM_PAGE_SIZE),
-					     "map=dev descriptors");
+		ret = ntm_ns_reserve(cfg->ns,
+				     (uintptr_t)mm->descs -
+					     (uintptr_t)ntm_ns_base(cfg->ns),
+				     round_up(ntm_memmap_bytes(mm), NTM_PAGE_SIZE),
+				     "map=dev descriptors");
 		if (ret)
 			goto out_unmap;
 	}

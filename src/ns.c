@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,20 +61,8 @@ struct ntm_ns {
 	int fd;
 	dev_t dev;		/* the mapped file, to know it again by path */
 	ino_t ino;
-	/* In the list ntm_ns_reserve_holding() looks in, at next. */
-	bool listed;
-	struct ntm_ns *next;
 	char *path;		/* "" for anonymous memory */
 };
-
-/*
- * Writable file and emulated namespaces, for ntm_memmap_create() alone:
- * its public signature gives the map=dev descriptors' region by address,
- * never the namespace (ns_internal.h). Every layer that holds its
- * namespace reserves through it, with no lock and no search.
- */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ntm_ns *live;
 
 static bool is_pow2(size_t x)
 {
@@ -341,7 +328,7 @@ static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
  * What a mapped regular file still needs: whether its page cache is its
  * medium, its kind under NTM_NS_EMULATE, and (file or emulated, writable)
  * what ntm_ns_reserve() needs to open the file again (a temporary one's
- * descriptor) and a place in the list ntm_ns_reserve_holding() looks in.
+ * descriptor).
  * 0 or -errno; on failure the caller closes the namespace.
  */
 static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
@@ -375,11 +362,6 @@ static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 			return ntm_error(-errno, "path '%s': cannot keep the "
 					 "unlinked file open", ns->path);
 	}
-	pthread_mutex_lock(&live_lock);
-	ns->next = live;
-	live = ns;
-	ns->listed = true;
-	pthread_mutex_unlock(&live_lock);
 	return 0;
 }
 
@@ -587,16 +569,6 @@ void ntm_ns_close(struct ntm_ns *ns)
 {
 	if (!ns)
 		return;
-	if (ns->listed) {
-		struct ntm_ns **pp;
-
-		pthread_mutex_lock(&live_lock);
-		for (pp = &live; *pp && *pp != ns; pp = &(*pp)->next)
-			;
-		if (*pp)
-			*pp = ns->next;
-		pthread_mutex_unlock(&live_lock);
-	}
 	if (ns->fd >= 0)
 		close(ns->fd);
 	ntm_watch_unmap(ns->base, ns->size, "ntm_ns_close");
@@ -867,23 +839,5 @@ int ntm_ns_reserve(const struct ntm_ns *ns, size_t off, size_t n,
 				"%s", ns->path, n, what);
 	if (fd != ns->fd)
 		close(fd);
-	return ret;
-}
-
-int ntm_ns_reserve_holding(const void *p, size_t n, const char *what)
-{
-	uintptr_t a = (uintptr_t)p;
-	struct ntm_ns *ns;
-	int ret = 0;
-
-	if (n == 0)
-		return 0;
-	/* Held across the call: no ntm_ns_close() frees the one found. */
-	pthread_mutex_lock(&live_lock);
-	for (ns = live; ns && !ns_holds(ns, a, n); ns = ns->next)
-		;
-	if (ns)
-		ret = ntm_ns_reserve(ns, a - (uintptr_t)ns->base, n, what);
-	pthread_mutex_unlock(&live_lock);
 	return ret;
 }

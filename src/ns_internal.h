@@ -31,17 +31,6 @@ bool ntm_ns_is_readonly(const struct ntm_ns *ns);
 int ntm_ns_reserve(const struct ntm_ns *ns, size_t off, size_t n,
 		   const char *what);
 /*
- * ntm_ns_reserve() on the open writable file or emulated namespace that
- * holds [@p, @p + @n), found by address; 0 when no such namespace holds
- * it. Only for ntm_memmap_create(), whose public signature (kept for the
- * ABI) gives the region by address and an opaque owner, never the
- * namespace: every layer that holds its namespace passes it to
- * ntm_ns_reserve() instead. A lookup, and so a list of such namespaces and
- * a lock, exist for this one caller.
- */
-int ntm_ns_reserve_holding(const void *p, size_t n, const char *what);
-
-/*
  * How a layer that stores into a namespace itself (blk's writes) makes
  * them durable without knowing the namespace's kind or domain: copy with
  * ntm_ns_copy(@ns), then ntm_ns_persist_copied() over what was copied.

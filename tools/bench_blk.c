@@ -300,6 +300,9 @@ static int setup(struct target *t, const struct options *o, char *kind, size_t k
 	}
 	snprintf(kind, klen, "%s", ntm_ns_kind_name(ntm_ns_kind(t->ns)));
 	t->base = ntm_ns_base(t->ns);
+	/* Given the namespace, map=dev allocates its descriptors' blocks. */
+	mem.ns = t->ns;
+	dev.ns = t->ns;
 	ret = ntm_memmap_create(&t->mm_mem, t->base, ntm_ns_size(t->ns), t->ns, &mem);
 	if (!ret)
 		ret = ntm_memmap_create(&t->mm_dev, t->base, ntm_ns_size(t->ns),

@@ -147,7 +147,7 @@ static int run_group(const struct options *o, struct report *rep,
 	struct ntm_memmap_config cfg = {
 		.desc_size = layout, .align = su->align, .place = su->place,
 		.strategy = NTM_INIT_FIXED, .threads = o->threads,
-		.dedup_tails = su->dedup,
+		.dedup_tails = su->dedup, .ns = ns,
 	};
 	struct bench_case cases[MAX_STRATS + 1];
 	struct ntm_memmap *mm;

@@ -31,6 +31,8 @@ extern "C" {
 
 #define NTM_PAGE_SIZE 4096u
 
+struct ntm_ns;	/* ntmem/ns.h */
+
 /* flags word */
 #define NTM_PG_RESERVED (1ull << 0)	/* device page: not for the allocator */
 #define NTM_PG_HEAD (1ull << 1)		/* first page of a compound page */
@@ -119,7 +121,19 @@ struct ntm_memmap_config {
 	 * count); 32 bytes in a struct passed once per create.
 	 */
 	unsigned flags;		/* none defined yet */
-	uint64_t reserved[4];
+	/*
+	 * Since 0.5 (the first of the reserved words of 0.1.0): the
+	 * namespace that holds [base, base + len), or NULL. NTM_MEMMAP_DEV
+	 * reserves the file blocks of the descriptors through it; without
+	 * one the region is plain memory the caller owns and nothing is
+	 * reserved. The union keeps the field one 64-bit word wide where a
+	 * pointer is narrower, so the layout is 0.1.0's everywhere.
+	 */
+	union {
+		const struct ntm_ns *ns;
+		uint64_t ns_word;
+	};
+	uint64_t reserved[3];
 };
 
 struct ntm_memmap;
@@ -136,16 +150,19 @@ struct ntm_memmap;
  * With NTM_MEMMAP_DEV the descriptors take the start of the region itself:
  * room for one descriptor per page of the whole region, rounded up to the
  * alignment, is reserved and those pages are not described (they hold the
- * memmap). When the region is a writable file or emulated namespace (not
- * DAX), the file blocks the descriptors will be written to are allocated
- * here (fallocate()), so that ntm_memmap_init() cannot meet a full file
- * system through the mapping (SIGBUS). Nothing is initialised yet; see
- * ntm_memmap_init().
+ * memmap). When @cfg->ns names the namespace holding the region and it is
+ * a writable file or emulated namespace (not DAX), the file blocks the
+ * descriptors will be written to are allocated here (fallocate()), so
+ * that ntm_memmap_init() cannot meet a full file system through the
+ * mapping (SIGBUS). Without @cfg->ns the region is plain memory the
+ * caller owns: nothing is reserved, and a sparse file under it is the
+ * caller's to allocate. Nothing is initialised yet; see ntm_memmap_init().
  *
  * Return: 0, -EINVAL (ntm_errmsg() names the argument: a length that is
  * not a multiple of the page size or alignment, a region smaller than its
  * own memmap with NTM_MEMMAP_DEV, an unknown layout, more than 256
- * threads, a missing copy function, a flag bit or reserved word that is
+ * threads, a missing copy function, a @cfg->ns that does not hold the
+ * whole region, a flag bit or reserved word that is
  * not 0), -ENOSPC (NTM_MEMMAP_DEV: the file
  * system has no room for the descriptors; ntm_errmsg() names the namespace
  * path and the bytes needed; the file's contents are unchanged), -ESTALE

@@ -67,6 +67,7 @@ static bool init_all_threads(struct ntm_ns *ns, enum ntm_memmap_place place,
 		.desc_size = size, .align = align, .place = place,
 		.strategy = strat, .threads = 1,
 		.copy = strat == NTM_INIT_CALL ? nt_copy : NULL,
+		.ns = ns,	/* map=dev allocates its descriptors through it */
 	};
 	struct ntm_memmap *mm;
 	unsigned char *descs, *track;

@@ -44,10 +44,13 @@
  *   dev_reserve_two  map=dev memmaps over two emulated namespaces in a
  *              scratch directory, created by several threads at once:
  *              each file gets the blocks of its own descriptors, no more
- *              (the namespace is found from the region, and the two are
- *              kept apart).
+ *              (each config names its namespace in cfg->ns).
+ *   dev_no_ns  map=dev over a sparse emulated namespace without cfg->ns:
+ *              the region is the caller's plain memory and create
+ *              allocates none of the file's blocks; with cfg->ns it does.
  *   bad_*      every invalid argument is -EINVAL, leaves *mm alone, and
- *              ntm_errmsg() names the argument.
+ *              ntm_errmsg() names the argument (cfg->ns for a namespace
+ *              that does not hold the whole region).
  *
  * Anonymous namespaces are MAP_NORESERVE: only the pages descriptors are
  * written to cost memory, so the 1 GiB-aligned cases (2 and 3 GiB
@@ -133,10 +136,15 @@ static struct ntm_ns *anon_ns(size_t size, size_t align)
 static struct ntm_memmap *memmap_over(struct ntm_ns *ns,
 				      const struct ntm_memmap_config *cfg)
 {
+	struct ntm_memmap_config named = *cfg;
 	struct ntm_memmap *mm = NULL;
-	int ret = ntm_memmap_create(&mm, ntm_ns_base(ns), ntm_ns_size(ns),
-				    OWNER, cfg);
+	int ret;
 
+	/* As a caller that holds its namespace does (nothing to reserve in
+	 * an anonymous one, but it must be accepted). */
+	named.ns = ns;
+	ret = ntm_memmap_create(&mm, ntm_ns_base(ns), ntm_ns_size(ns), OWNER,
+				&named);
 	if (ret)
 		fail_msg("ntm_memmap_create(len %zu, layout %u, align %zu, "
 			 "place %d): %d %s", ntm_ns_size(ns), cfg->desc_size,
@@ -1012,8 +1020,8 @@ static void test_dev_reserve(void **state)
 		{ 2 * GiB, -ENOSPC },	/* 31.5 MiB of descriptors */
 		{ 256 * MiB, 0 },	/* 3.9 MiB */
 	};
-	const struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 2,
-					       .place = NTM_MEMMAP_DEV };
+	struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 2,
+					 .place = NTM_MEMMAP_DEV };
 	char path[96];
 
 	(void)state;
@@ -1045,6 +1053,7 @@ static void test_dev_reserve(void **state)
 			fail_msg("ntm_ns_create(%s, %zu): %d %s", path, len, ret,
 				 ntm_errmsg());
 		assert_int_equal(statfs(tmpfs_dir, &before), 0);
+		cfg.ns = ns;
 		ret = ntm_memmap_create(&mm, ntm_ns_base(ns), len, ns, &cfg);
 		assert_int_equal(statfs(tmpfs_dir, &after), 0);
 		if (ret != cases[i].ret)
@@ -1085,9 +1094,10 @@ struct dev_share {
 
 static void *dev_share_run(void *arg)
 {
-	const struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 1,
-					       .place = NTM_MEMMAP_DEV };
 	struct dev_share *s = arg;
+	const struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 1,
+					       .place = NTM_MEMMAP_DEV,
+					       .ns = s->ns };
 
 	for (unsigned i = 0; i < s->rounds && !s->ret; i++) {
 		struct ntm_memmap *mm = NULL;
@@ -1159,6 +1169,64 @@ static void test_dev_reserve_two(void **state)
 	assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* Bytes of @path the file system has allocated. */
+static size_t allocated(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (size_t)st.st_blocks * 512;
+}
+
+/*
+ * Without cfg->ns the region is memory the caller owns: map=dev over a
+ * sparse namespace reserves none of its blocks (there used to be a search
+ * of the open namespaces by address that found it anyway). With cfg->ns
+ * the descriptors' blocks are allocated.
+ */
+static void test_dev_no_ns(void **state)
+{
+	struct ntm_memmap_config cfg = { .desc_size = 64, .threads = 1,
+					 .place = NTM_MEMMAP_DEV };
+	size_t len = 64 * MiB, before, need = dev_desc_bytes(len, 64);
+	struct ntm_memmap *mm = NULL;
+	struct ntm_ns *ns = NULL;
+	char dir[96], path[128];
+
+	(void)state;
+	assert_int_equal(tu_scratch_dir(dir, sizeof(dir), "ntmem-test-memmap"), 0);
+	if (tu_dir_is_dax(dir)) {
+		rmdir(dir);
+		print_message("skipped: %s is DAX, and this test needs a sparse "
+			      "emulated namespace\n", dir);
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/ns", dir);
+	assert_int_equal(ntm_ns_create(&ns, path, len, PG, NTM_NS_EMULATE), 0);
+	before = allocated(path);
+	assert_int_equal(ntm_memmap_create(&mm, ntm_ns_base(ns), len, ns, &cfg),
+			 0);
+	if (allocated(path) != before)
+		fail_msg("map=dev without cfg->ns allocated %zu bytes of %s "
+			 "(%zu before)", allocated(path), path, before);
+	ntm_memmap_destroy(mm);
+
+	cfg.ns = ns;
+	assert_int_equal(ntm_memmap_create(&mm, ntm_ns_base(ns), len, ns, &cfg),
+			 0);
+	if (allocated(path) == before)
+		print_message("%s: nothing allocated: no fallocate() here\n",
+			      dir);
+	else if (allocated(path) < before + need)
+		fail_msg("map=dev with cfg->ns allocated %zu bytes of %s, its "
+			 "descriptors need %zu", allocated(path) - before, path,
+			 need);
+	assert_int_equal(ntm_memmap_init(mm), 0);
+	ntm_memmap_destroy(mm);
+	ntm_ns_close(ns);
+	assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 /* --- bad input ---------------------------------------------------------- */
 
 struct bad_create {
@@ -1173,6 +1241,7 @@ struct bad_create {
 static void test_bad_create(void **state)
 {
 	struct ntm_ns *ns = anon_ns(64 * MiB, 2 * MiB);
+	struct ntm_ns *other = anon_ns(4 * MiB, PG);
 	const struct bad_create cases[] = {
 		{ "len not a page multiple", "len", 0, false, 64 * MiB - 100,
 		  { .threads = 1 } },
@@ -1212,11 +1281,16 @@ static void test_bad_create(void **state)
 		  { .threads = 1, .reserved[0] = 1 } },
 		{ "reserved[1]", "cfg->reserved[1] must be 0", 0, false, 64 * MiB,
 		  { .threads = 1, .reserved[1] = 1ull << 63 } },
-		{ "reserved[2]", "cfg->reserved[2] must be 0", 0, false, 64 * MiB,
-		  { .threads = 1, .reserved[2] = 2 } },
-		{ "reserved[3], map=dev", "cfg->reserved[3] must be 0", 0, false,
+		{ "reserved[2], map=dev", "cfg->reserved[2] must be 0", 0, false,
 		  64 * MiB, { .place = NTM_MEMMAP_DEV, .threads = 1,
-			      .reserved[3] = 1 } },
+			      .reserved[2] = 2 } },
+		/* cfg->ns must hold [base, base + len), all of it. */
+		{ "ns another namespace, map=dev", "cfg->ns", 0, false, 64 * MiB,
+		  { .place = NTM_MEMMAP_DEV, .threads = 1, .ns = other } },
+		{ "ns another namespace, map=mem", "cfg->ns", 0, false, 4 * MiB,
+		  { .threads = 1, .ns = other } },
+		{ "ns ending inside the region", "cfg->ns", 62 * MiB, false,
+		  4 * MiB, { .place = NTM_MEMMAP_DEV, .threads = 1, .ns = ns } },
 	};
 	unsigned char *base = ntm_ns_base(ns);
 
@@ -1273,6 +1347,7 @@ static void test_bad_create(void **state)
 		check_all_descs(mm, 1024, "4 MiB map=dev align=2m");
 		ntm_memmap_destroy(mm);
 	}
+	ntm_ns_close(other);
 	ntm_ns_close(ns);
 }
 
@@ -1495,6 +1570,7 @@ int main(int argc, char **argv)
 	if (nt && tests[nt - 1].test_func == test_dev_reserve)
 		tests[nt - 1].teardown_func = tmpfs_teardown;
 	add_test(tests, &nt, "dev_reserve_two", test_dev_reserve_two, NULL);
+	add_test(tests, &nt, "dev_no_ns", test_dev_no_ns, NULL);
 	add_test(tests, &nt, "bad_create", test_bad_create, NULL);
 	add_test(tests, &nt, "bad_set_init", test_bad_set_init, NULL);
 	add_test(tests, &nt, "dedup", test_dedup, NULL);
