@@ -14,8 +14,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -25,6 +27,7 @@
 #include <ntmem/embed.h>	/* ntm_persist_domain_system() */
 
 #include "pmem2.h"
+#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #ifndef MAP_SYNC
 #define MAP_SYNC 0x80000
@@ -144,6 +147,35 @@ static const char *granularity_name(int g)
 {
 	return g == PMEM2_GRANULARITY_BYTE ? "BYTE" :
 	       g == PMEM2_GRANULARITY_CACHE_LINE ? "CACHE_LINE" : "PAGE";
+}
+
+/* --- ntmem check ------------------------------------------------------------ */
+
+/*
+ * Tell ntmem check's watcher of a new mapping whose stores must be made
+ * durable by the program: a file's, shared and writable (a private or
+ * anonymous one is never persisted to anything). Only the checking
+ * library (NTM_RECORD) has a watcher: the ordinary drop-in does not look
+ * the file's name up.
+ */
+static void watch_new_map(const struct pmem2_map *map,
+			  const struct pmem2_config *cfg,
+			  const struct pmem2_source *src)
+{
+#ifdef NTM_RECORD
+	char link[32], path[PATH_MAX];
+	ssize_t n;
+
+	if (!NTM_WATCH_ON() || src->type != PMEM2_SOURCE_FD ||
+	    cfg->sharing != PMEM2_SHARED || !(cfg->prot & PMEM2_PROT_WRITE))
+		return;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", src->fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	ntm_watch_map(map->addr, map->size, path, (off_t)cfg->offset);
+#else
+	(void)map, (void)cfg, (void)src;
+#endif
 }
 
 /* --- pmem2_map_new --------------------------------------------------------- */
@@ -350,6 +382,7 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	}
 	if (cfg->rsv)
 		pmem2_vm_reservation_map_end(cfg->rsv, map);
+	watch_new_map(map, cfg, src);
 	*map_ptr = map;
 	return 0;
 }
@@ -388,6 +421,9 @@ int pmem2_map_delete(struct pmem2_map **map_ptr)
 	if (!registry_find(map, false))
 		return pmem2_err(PMEM2_E_MAPPING_NOT_FOUND, "pmem2_map_delete: "
 				 "map %p is not a live mapping", (void *)map);
+	/* What is not durable when its mapping goes is reported as such. */
+	if (map->owned)
+		ntm_watch_unmap(map->addr, map->size, "pmem2_map_delete");
 	if (map->rsv) {
 		/* The placeholder goes back: the range stays reserved. */
 		int ret = pmem2_vm_reservation_map_remove(map);

@@ -36,6 +36,7 @@
 
 #include "pmdk_env.h"
 #include "pmem2.h"
+#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define NT_FLAGS (PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_WC)
 #define TEMPORAL_FLAGS (PMEM2_F_MEM_TEMPORAL | PMEM2_F_MEM_WB)
@@ -169,8 +170,9 @@ static void page_persist(const void *p, size_t n)
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = (uintptr_t)p & ~(page - 1);
 
-	if (n)
-		(void)msync((void *)lo, (uintptr_t)p + n - lo, MS_SYNC);
+	/* The pages reached the file: ntmem check takes them as durable. */
+	if (n && msync((void *)lo, (uintptr_t)p + n - lo, MS_SYNC) == 0)
+		ntm_watch_synced(p, n);
 }
 
 static void page_drain(void)

@@ -55,14 +55,29 @@ plain_memcpy not-written-back unmap point 12328 100 pmem_drain
 store_at_exit never-written-back exit exit 4120 8 exit
 ntm_ns_store never-written-back unmap unmap 4120 8 ntm_ns_close
 "
+# The libpmem2 drop-in's, when it is built (pmem2_store_after_persist.c).
+if [ -x "$bindir/pmem2_store_after_persist" ]; then
+	corpus="$corpus
+pmem2_store_after_persist never-written-back unmap unmap 4120 8 pmem2_map_delete
+pmem2_page_store_after_persist never-written-back unmap unmap 4120 8 pmem2_map_delete
+"
+fi
 
 # run PROGRAM: `ntmem check` on it in a fresh directory; the JSON goes to
 # a file of its own (the program's output stays in $out/$err), then the
 # summary to $sum. Sets $got (the exit status) and $json_ok.
+# The libpmem2 programs' granularity (pmem2_corpus.h): pmem2_page_* PAGE
+# (msync), the others CACHE_LINE, as PMEM_IS_PMEM_FORCE=1 makes libpmem's
+# file pmem.
 run() {
 	rm -rf "${tmp:?}/${1:?}"
 	mkdir "$tmp/$1" || exit 1
-	PMEM_IS_PMEM_FORCE=1 "$ntmem" check --json --report "$tmp/$1.json" \
+	case $1 in
+	pmem2_page_*) gran=PAGE ;;
+	*) gran=CACHE_LINE ;;
+	esac
+	PMEM_IS_PMEM_FORCE=1 PMEM2_FORCE_GRANULARITY=$gran \
+		"$ntmem" check --json --report "$tmp/$1.json" \
 		-- "$bindir/$1" "$tmp/$1" >"$out" 2>"$err"
 	got=$?
 	if python3 "$here/report_summary.py" "$tmp/$1.json" "$1" \
