@@ -97,6 +97,10 @@ calls="ntm_flush_lines ntm_flush ntm_drain ntm_persist ntm_arch_drain"
 calls="$calls ntm_ns_persist ntm_blk_flush persist_range"
 calls="$calls pmem_flush pmem_drain pmem_persist drain_unless"
 calls="$calls pmem_deep_flush pmem_deep_drain pmem_deep_persist"
+#     (libpmem2's PAGE granularity persists with page_persist(), its
+#     msync(), in persist.c: a copy that skips it leaves the pages to the
+#     kernel's write-back);
+calls="$calls page_persist"
 calls="$calls __atomic_thread_fence __sync_synchronize"
 #   - msync(), which makes a page-cache-backed namespace durable (record_ns
 #     intercepts it and checks the range it was given);

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_record_pmem2.c - the libpmem2 drop-in's durability (compat/libpmem2),
+ * checked with the recorder (ntmem/check.h), not with bytes.
+ *
+ * The drop-in's sources are compiled into this program with NTM_RECORD
+ * and linked with the recorder build (as test_record_pmem.c does for
+ * libpmem's), so its calls into ntmem (NT copies, ntm_flush(),
+ * ntm_drain()) report every NT store, write-back and fence. Before each
+ * call the destination is marked DIRTY (ntm_check_store()), standing for
+ * the ordinary stores the recorder cannot hear (the program's own, or
+ * memmove()'s). A function that forgets a write-back leaves units DIRTY,
+ * one that forgets its fence leaves them WB or NT (or, in a cpu_cache
+ * domain, DIRTY), and rec_expect_durable() fails.
+ *
+ * A map of each store granularity (pmem2_map_from_existing() over the
+ * tracked buffer), and for each, every function pmem2_get_*_fn() returns,
+ * held to libpmem2's contract (pmem2_get_persist_fn(3),
+ * pmem2_get_memcpy_fn(3)):
+ *   - persist: the range durable on return;
+ *   - flush, then drain: durable after the drain;
+ *   - memmove/memcpy/memset with each of the 64 combinations of the
+ *     PMEM2_F_MEM_* flags: durable on return; with NODRAIN after the
+ *     map's drain; with NOFLUSH ("neither flush nor drain") the caller's
+ *     business: every unit is still DIRTY and the map's persist then makes
+ *     it durable;
+ *   - pmem2_deep_flush(): durable on return.
+ * The model's domain is the granularity's: BYTE means the CPU cache is in
+ * the persistence domain (eADR), so the model is set to cpu_cache, where
+ * a store needs only its thread's fence; CACHE_LINE and PAGE are
+ * memory_controller (ADR), where it needs a write-back too.
+ *
+ * PAGE persists with msync(), through the page cache, which no cache-line
+ * event shows. The drop-in is linked into this test, so its msync() calls
+ * come here (as in test_record_pmem.c): one that succeeds with MS_SYNC
+ * stands for the pages reaching the file, and is recorded as a write-back
+ * and fence of exactly the range it was given (ntm_persist()). A range
+ * not page aligned fails in the kernel and makes nothing durable; one
+ * that misses part of the caller's leaves that part DIRTY.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ntmem/check.h>
+
+#include "libpmem2.h"
+#include "../lib/record_util.h"
+#include "../lib/testutil.h"
+
+#define BUF_SIZE ((size_t)64 << 10)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALL_FLAGS 64u	/* the six PMEM2_F_MEM_* bits */
+
+static unsigned char *buf;	/* tracked: the "pmem" */
+static unsigned char *src;	/* not tracked */
+
+static const struct {
+	enum pmem2_granularity g;
+	const char *name;
+} grans[] = {
+	{ PMEM2_GRANULARITY_BYTE, "BYTE" },
+	{ PMEM2_GRANULARITY_CACHE_LINE, "CACHE_LINE" },
+	{ PMEM2_GRANULARITY_PAGE, "PAGE" },
+};
+
+/* Destinations: offset into buf and length; odd, aligned, short, long. */
+static const struct {
+	size_t off, len;
+} cases[] = {
+	{ 0, 8 }, { 0, 64 }, { 3, 100 }, { 8, 256 }, { 5, 1000 },
+	{ 0, 4096 }, { 61, 4099 }, { 4096 + 7, 20001 },
+};
+
+/* --- msync(): the page cache, interposed --------------------------------- */
+
+static unsigned msync_calls;
+
+int msync(void *addr, size_t len, int flags)
+{
+	int ret = (int)syscall(SYS_msync, addr, len, flags);
+
+	msync_calls++;
+	if (ret == 0 && (flags & MS_SYNC))
+		ntm_persist(addr, len);
+	return ret;
+}
+
+/* --- the maps -------------------------------------------------------------- */
+
+struct gmap {
+	struct pmem2_source *src;
+	struct pmem2_map *map;
+	pmem2_persist_fn persist;
+	pmem2_flush_fn flush;
+	pmem2_drain_fn drain;
+	pmem2_memmove_fn memmove;
+	pmem2_memcpy_fn memcpy;
+	pmem2_memset_fn memset;
+	const char *name;
+};
+
+/* A map of granularity grans[@i] over buf, of anonymous memory or @fd. */
+static void gmap_open(struct gmap *m, size_t i, int fd)
+{
+	if (fd >= 0)
+		assert_int_equal(pmem2_source_from_fd(&m->src, fd), 0);
+	else
+		assert_int_equal(pmem2_source_from_anon(&m->src, BUF_SIZE), 0);
+	assert_int_equal(pmem2_map_from_existing(&m->map, m->src, buf,
+						 BUF_SIZE, grans[i].g), 0);
+	m->persist = pmem2_get_persist_fn(m->map);
+	m->flush = pmem2_get_flush_fn(m->map);
+	m->drain = pmem2_get_drain_fn(m->map);
+	m->memmove = pmem2_get_memmove_fn(m->map);
+	m->memcpy = pmem2_get_memcpy_fn(m->map);
+	m->memset = pmem2_get_memset_fn(m->map);
+	m->name = grans[i].name;
+}
+
+static void gmap_close(struct gmap *m)
+{
+	assert_int_equal(pmem2_map_delete(&m->map), 0);
+	assert_int_equal(pmem2_source_delete(&m->src), 0);
+}
+
+/* Begin a case: the model clean in @g's domain, the stores-to-be DIRTY. */
+static void begin(enum pmem2_granularity g, void *d, size_t len)
+{
+	ntm_check_reset();
+	assert_int_equal(ntm_check_set_domain(g == PMEM2_GRANULARITY_BYTE
+					      ? NTM_PERSIST_CPU_CACHE
+					      : NTM_PERSIST_MEMORY_CONTROLLER),
+			 0);
+	ntm_check_store(d, len);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	buf = tu_map_fenced(BUF_SIZE);
+	src = malloc(BUF_SIZE);
+	if (!buf || !src)
+		return -1;
+	tu_fill_random(src, BUF_SIZE, 0x5eed2);
+	if (ntm_check_track(buf, BUF_SIZE))
+		return -1;
+	ntm_check_start();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ntm_check_stop();
+	ntm_check_untrack(buf);
+	tu_unmap_fenced(buf, BUF_SIZE);
+	free(src);
+	return 0;
+}
+
+/* --- persist, flush + drain -------------------------------------------------- */
+
+static void persist_flush_drain(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < ARRAY_SIZE(grans); g++) {
+		struct gmap m;
+
+		gmap_open(&m, g, -1);
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+			unsigned char *d = buf + cases[i].off;
+			size_t len = cases[i].len;
+
+			begin(grans[g].g, d, len);
+			m.persist(d, len);
+			rec_expect_durable(d, len, "%s persist off %zu len %zu",
+					   m.name, cases[i].off, len);
+
+			begin(grans[g].g, d, len);
+			m.flush(d, len);
+			m.drain();
+			rec_expect_durable(d, len, "%s flush + drain off %zu "
+					   "len %zu", m.name, cases[i].off, len);
+		}
+		gmap_close(&m);
+	}
+}
+
+/* --- the copies, every flag combination ---------------------------------------- */
+
+enum copy_fn { COPY_MEMMOVE, COPY_MEMCPY, COPY_MEMSET, COPY_OVERLAP };
+
+static const char *const copy_names[] = {
+	"memmove", "memcpy", "memset", "memmove (overlapping)",
+};
+
+static void copy(const struct gmap *m, enum copy_fn fn, unsigned char *d,
+		 size_t len, unsigned flags)
+{
+	switch (fn) {
+	case COPY_MEMMOVE:
+		m->memmove(d, src, len, flags);
+		break;
+	case COPY_MEMCPY:
+		m->memcpy(d, src, len, flags);
+		break;
+	case COPY_MEMSET:
+		m->memset(d, 0xa5, len, flags);
+		break;
+	case COPY_OVERLAP:
+		/* From 40 bytes further on in the map: source and destination
+		 * overlap whenever len > 40. */
+		m->memmove(d, d + 40, len, flags);
+		break;
+	}
+}
+
+static void copy_flags(void **state)
+{
+	(void)state;
+	for (size_t g = 0; g < ARRAY_SIZE(grans); g++) {
+		struct gmap m;
+
+		gmap_open(&m, g, -1);
+		for (int fn = COPY_MEMMOVE; fn <= COPY_OVERLAP; fn++)
+		for (unsigned flags = 0; flags < ALL_FLAGS; flags++)
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+			unsigned char *d = buf + cases[i].off;
+			size_t len = cases[i].len;
+			const char *what = copy_names[fn];
+
+			begin(grans[g].g, d, len);
+			copy(&m, (enum copy_fn)fn, d, len, flags);
+			if (flags & PMEM2_F_MEM_NOFLUSH) {
+				/* Neither flush nor drain: the caller's. */
+				rec_expect_all(d, len, NTM_CHECK_DIRTY, "%s %s "
+					       "flags %#x len %zu: NOFLUSH",
+					       m.name, what, flags, len);
+				m.persist(d, len);
+			} else if (flags & PMEM2_F_MEM_NODRAIN) {
+				m.drain();
+			}
+			rec_expect_durable(d, len, "%s %s flags %#x off %zu "
+					   "len %zu", m.name, what, flags,
+					   cases[i].off, len);
+		}
+		gmap_close(&m);
+	}
+}
+
+/* --- pmem2_deep_flush ------------------------------------------------------------ */
+
+/*
+ * Durable on return, on a map of anonymous memory and of a file. A file's
+ * deep flush also syncs the file (PMDK's pmem2_deep_flush() msync()s a
+ * non-devdax file, for what the file system keeps of it), which the
+ * recorder cannot see: at least one msync() call on every granularity.
+ */
+static void deep_flush(void **state)
+{
+	char path[] = "/tmp/ntmem-record-pmem2-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, (off_t)BUF_SIZE), 0);
+	for (int with_file = 0; with_file <= 1; with_file++)
+	for (size_t g = 0; g < ARRAY_SIZE(grans); g++) {
+		struct gmap m;
+
+		gmap_open(&m, g, with_file ? fd : -1);
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+			unsigned char *d = buf + cases[i].off;
+			size_t len = cases[i].len;
+
+			begin(grans[g].g, d, len);
+			msync_calls = 0;
+			assert_int_equal(pmem2_deep_flush(m.map, d, len), 0);
+			rec_expect_durable(d, len, "%s pmem2_deep_flush (%s) off "
+					   "%zu len %zu", m.name, with_file
+					   ? "file" : "anonymous", cases[i].off,
+					   len);
+			if (with_file && msync_calls == 0)
+				fail_msg("%s pmem2_deep_flush of a file's map: "
+					 "no msync()", m.name);
+		}
+		gmap_close(&m);
+	}
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(persist_flush_drain),
+		cmocka_unit_test(copy_flags),
+		cmocka_unit_test(deep_flush),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
