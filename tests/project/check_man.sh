@@ -239,7 +239,7 @@ do_coverage() {
 	done
 
 	# Section 7: the drop-ins' functions are on their pages.
-	for d in libpmem libpmemblk; do
+	for d in libpmem libpmemblk libpmem2; do
 		page=ntmem-$d.7
 		lacks=$(for sym in $(exported "$MAN_ROOT/compat/$d/$d.map"); do
 			grep -qw "$sym" "$page" || printf '%s ' "$sym"
@@ -281,7 +281,7 @@ do_examples() {
 			lib="-lntmem" rec=""
 			if grep -qE 'ntmem/(check|crash|hook)\.h' "$prog.c"; then
 				lib="-lntmem-check" rec="-DNTM_RECORD=1"; fi
-			for d in libpmemblk libpmem; do
+			for d in libpmemblk libpmem2 libpmem; do
 				grep -q "<$d\.h>" "$prog.c" || continue
 				inc="$MAN_ROOT/compat/$d/include"
 				libdir="$MAN_BUILDROOT/compat/$d"
