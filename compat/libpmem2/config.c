@@ -101,3 +101,10 @@ int pmem2_config_set_vm_reservation(struct pmem2_config *cfg,
 	cfg->rsv_offset = offset;
 	return 0;
 }
+
+/* The maps made with @cfg copy through @vdm (NULL: each map's own mover). */
+int pmem2_config_set_vdm(struct pmem2_config *cfg, struct vdm *vdm)
+{
+	cfg->vdm = vdm;
+	return 0;
+}

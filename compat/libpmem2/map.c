@@ -372,6 +372,7 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	map->rsv = cfg->rsv;
 	map->rsv_offset = cfg->rsv ? cfg->rsv_offset : 0;
 	pmem2_map_set_fns(map);
+	pmem2_map_set_mover(map, cfg->vdm);
 	ret = pmem2_map_register(map);
 	if (ret) {
 		/* New pages overlap nothing live: only ENOMEM gets here. */
@@ -403,6 +404,7 @@ int pmem2_map_from_existing(struct pmem2_map **map_ptr,
 		.source_type = src->type,
 	};
 	pmem2_map_set_fns(map);
+	pmem2_map_set_mover(map, NULL);
 	ret = pmem2_map_register(map);
 	if (ret) {
 		free(map);

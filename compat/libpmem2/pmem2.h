@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "include/libpmem2.h"
+#include "miniasync_abi.h"	/* struct vdm, struct pmem2_future */
 
 /* --- errors (errors.c) ---------------------------------------------------- */
 
@@ -84,6 +85,8 @@ struct pmem2_config {
 	 */
 	struct pmem2_vm_reservation *rsv;
 	size_t rsv_offset;
+	/* pmem2_config_set_vdm(): the maps' data mover; NULL: their own. */
+	struct vdm *vdm;
 };
 
 /* --- mappings (map.c, persist.c) ------------------------------------------ */
@@ -110,6 +113,12 @@ struct pmem2_map {
 	 */
 	struct pmem2_vm_reservation *rsv;
 	size_t rsv_offset;
+	/*
+	 * The data mover pmem2_*_async() use (async.c): the config's, or
+	 * &mover, the map's own synchronous one.
+	 */
+	struct vdm *vdm;
+	struct vdm mover;
 };
 
 /* Fill @map's function pointers for its granularity (persist.c). */
@@ -122,6 +131,25 @@ void pmem2_map_set_fns(struct pmem2_map *map);
  */
 int pmem2_map_register(struct pmem2_map *map);
 void pmem2_map_unregister(struct pmem2_map *map);
+
+/* --- asynchronous copies (async.c) ---------------------------------------- */
+
+/*
+ * Set @map's own mover up, and make @vdm (NULL: that one) the one its
+ * futures use. After pmem2_map_set_fns(): the mover copies with them.
+ */
+void pmem2_map_set_mover(struct pmem2_map *map, struct vdm *vdm);
+
+/* The exported calls (<libpmem2/async.h> declares them for programs). */
+int pmem2_config_set_vdm(struct pmem2_config *cfg, struct vdm *vdm);
+struct pmem2_future pmem2_memcpy_async(struct pmem2_map *map, void *pmemdest,
+				       const void *src, size_t len,
+				       unsigned flags);
+struct pmem2_future pmem2_memmove_async(struct pmem2_map *map, void *pmemdest,
+					const void *src, size_t len,
+					unsigned flags);
+struct pmem2_future pmem2_memset_async(struct pmem2_map *map, void *str,
+				       int c, size_t n, unsigned flags);
 
 /* --- virtual memory reservations (vm_reservation.c) ---------------------- */
 
