@@ -24,7 +24,12 @@
  *     map's drain; with NOFLUSH ("neither flush nor drain") the caller's
  *     business: every unit is still DIRTY and the map's persist then makes
  *     it durable;
- *   - pmem2_deep_flush(): durable on return.
+ *   - pmem2_deep_flush(): durable on return;
+ *   - pmem2_source_pwrite_mcsafe() to a devdax device: durable before the
+ *     call unmaps the window it mapped for the copy. /dev/zero stands in
+ *     for the device (a fake sysfs tree, NTMEM_SYSFS_ROOT, says it is
+ *     dax0.0), and mmap() and munmap() are interposed: the window is
+ *     tracked when it is mapped and judged when it is unmapped.
  * The model's domain is the granularity's: BYTE means the CPU cache is in
  * the persistence domain (eADR), so the model is set to cpu_cache, where
  * a store needs only its thread's fence; CACHE_LINE and PAGE are
@@ -59,6 +64,7 @@
 #include "libpmem2.h"
 #include "../lib/record_util.h"
 #include "../lib/testutil.h"
+#include "../lib/sysfs_tree.h"
 
 #define BUF_SIZE ((size_t)64 << 10)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -96,6 +102,44 @@ int msync(void *addr, size_t len, int flags)
 	if (ret == 0 && (flags & MS_SYNC))
 		ntm_persist(addr, len);
 	return ret;
+}
+
+/*
+ * mmap() and munmap() of the mcsafe case: a mapping of @mc_fd is tracked
+ * from its mmap(); at its munmap() whether every unit is CLEAN or DURABLE
+ * is kept (mc_durable, with the recorder's message) and it is untracked.
+ * Every other mapping (the recorder's own shadows, anonymous) passes.
+ */
+static int mc_fd = -1;
+static void *mc_base;
+static size_t mc_len;
+static unsigned mc_unmaps;
+static bool mc_durable;
+static char mc_why[256];
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+
+	if (fd >= 0 && fd == mc_fd && p != MAP_FAILED && !mc_base &&
+	    ntm_check_track(p, len) == 0) {
+		mc_base = p;
+		mc_len = len;
+	}
+	return p;
+}
+
+int munmap(void *addr, size_t len)
+{
+	if (mc_base && addr == mc_base) {
+		mc_durable = ntm_check_durable(mc_base, mc_len);
+		snprintf(mc_why, sizeof(mc_why), "%s",
+			 mc_durable ? "" : ntm_check_message());
+		mc_unmaps++;
+		ntm_check_untrack(mc_base);
+		mc_base = NULL;
+	}
+	return (int)syscall(SYS_munmap, addr, len);
 }
 
 /* --- the maps -------------------------------------------------------------- */
@@ -303,12 +347,62 @@ static void deep_flush(void **state)
 	close(fd);
 }
 
+/* --- pmem2_source_pwrite_mcsafe to a devdax device ----------------------------- */
+
+/* /dev/zero (1:5) as a dax device of 16 MiB, 4 KiB aligned. */
+static void zero_dax_tree(const char *root)
+{
+	st_put(root, "dev/char/1:5/size", "16777216\n");
+	st_put(root, "dev/char/1:5/device/align", "4096\n");
+	st_link(root, "dev/char/1:5/subsystem", "../../../class/dax");
+}
+
+static void mcsafe_devdax(void **state)
+{
+	/*
+	 * Inside the first page: the window then starts at offset 0. A
+	 * MAP_SHARED mapping of /dev/zero at a later offset faults when read
+	 * (past its shmem object), and tracking reads the window.
+	 */
+	static const size_t offsets[] = { 0, 100, 4095 };
+	char root[128];
+	struct pmem2_source *s;
+
+	(void)state;
+	assert_int_equal(tu_scratch_dir(root, sizeof(root),
+					"ntmem-record-pmem2"), 0);
+	zero_dax_tree(root);
+	assert_int_equal(setenv("NTMEM_SYSFS_ROOT", root, 1), 0);
+	mc_fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	assert_true(mc_fd >= 0);
+	assert_int_equal(pmem2_source_from_fd(&s, mc_fd), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(offsets); i++)
+		for (size_t len = 1; len <= 8192; len *= 8) {
+			mc_unmaps = 0;
+			ntm_check_reset();
+			ntm_check_set_domain(NTM_PERSIST_MEMORY_CONTROLLER);
+			assert_int_equal(pmem2_source_pwrite_mcsafe(s, src, len,
+								    offsets[i]), 0);
+			if (mc_unmaps != 1 || !mc_durable)
+				fail_msg("pmem2_source_pwrite_mcsafe(%zu bytes at "
+					 "%zu): %u windows unmapped, durable %d: %s",
+					 len, offsets[i], mc_unmaps, mc_durable,
+					 mc_why);
+		}
+	assert_int_equal(pmem2_source_delete(&s), 0);
+	close(mc_fd);
+	mc_fd = -1;
+	unsetenv("NTMEM_SYSFS_ROOT");
+	assert_int_equal(tu_remove_tree(root), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(persist_flush_drain),
 		cmocka_unit_test(copy_flags),
 		cmocka_unit_test(deep_flush),
+		cmocka_unit_test(mcsafe_devdax),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
