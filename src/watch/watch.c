@@ -134,7 +134,9 @@ void watch_judge_end(const char *point, enum end_how how, int status, int sig)
 	struct point end = { .name = point };
 	struct bad_list bl = { 0 };
 	struct wpage *gone = NULL;
+	const struct ntm_interval *v;
 	bool judged = false;
+	size_t n;
 
 	if (!NTM_WATCH_ON() || getpid() != owner ||
 	    __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
@@ -151,8 +153,9 @@ void watch_judge_end(const char *point, enum end_how how, int status, int sig)
 		 * are not seen (and pages get the program's protections, so
 		 * they do not fault). */
 		__atomic_store_n(&ntm_watch_on, 0, __ATOMIC_RELAXED);
-		for (unsigned i = 0; i < watch_nranges; i++)
-			watch_restore_prot(watch_ranges[i], watch_ranges[i]->start, watch_ranges[i]->end);
+		v = watch_ranges_view(&n);
+		for (size_t i = 0; i < n; i++)
+			watch_restore_prot(v[i].user, v[i].lo, v[i].hi);
 		watch_unlock();
 		watch_inside = 0;
 		judged = true;

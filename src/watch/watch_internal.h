@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "durability_rules.h"
+#include "interval/interval.h"
 #include "watch/watch.h"
 #include "watch/watch_pmemobj.h"
 
@@ -148,9 +149,14 @@ struct point {
 /* Pages not all durable, per enum page_list; page records free. */
 extern struct wpage *watch_lists[LIST_COUNT];
 extern struct wpage *watch_free_pages;
-/* The watched mappings (watch_maps.c). */
-extern struct wrange *watch_ranges[MAX_RANGES];
-extern unsigned watch_nranges;
+/*
+ * The watched mappings (watch_maps.c): [start, end) of each, its struct
+ * wrange the user pointer, at most MAX_RANGES. Changed and read under
+ * watch_lock only, the fault handler's lookups included, so a reader
+ * takes ntm_interval_view() (no reader counting) and the array it gives
+ * stays as it is until the next change.
+ */
+extern struct ntm_interval_table watch_table;
 
 /* --- the state of watch.c ------------------------------------------------ */
 
@@ -220,12 +226,20 @@ static inline uintptr_t watch_page_up(uintptr_t a)
 	return (a + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
 }
 
+/* The watched ranges in address order, *@n of them. Lock held. */
+static inline const struct ntm_interval *watch_ranges_view(size_t *n)
+{
+	return ntm_interval_view(&watch_table, n);
+}
+
+/* The watched range holding @a, or NULL. Lock held. */
 static inline struct wrange *watch_range_of(uintptr_t a)
 {
-	for (unsigned i = 0; i < watch_nranges; i++)
-		if (a >= watch_ranges[i]->start && a < watch_ranges[i]->end)
-			return watch_ranges[i];
-	return NULL;
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
+	size_t i = ntm_interval_find(v, n, a);
+
+	return i < n && v[i].lo <= a ? v[i].user : NULL;
 }
 
 static inline struct wslot *watch_slot_at(const struct wrange *r, uintptr_t a)

@@ -22,8 +22,7 @@
  * /proc/self/maps only once (and a mapping not watched is noted once). */
 #define MAX_NOT_PMEM 32
 
-struct wrange *watch_ranges[MAX_RANGES];
-unsigned watch_nranges;
+struct ntm_interval_table watch_table = NTM_INTERVAL_TABLE_INIT(MAX_RANGES);
 static struct { uintptr_t start, end; } not_pmem[MAX_NOT_PMEM];
 static unsigned nnot_pmem, not_pmem_next;
 
@@ -220,63 +219,93 @@ void watch_note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
 		       e - a, "no longer watched", why);
 }
 
+/* What watch_ranges_cut() tells range_cut() of the cut. */
+struct cut {
+	uintptr_t a, e;
+	struct wrange *tail;	/* a hole in the middle: the rest, or NULL */
+	const char *why;	/* no tail: why not */
+};
+
+/*
+ * The table no longer holds [c->a, c->e): make range @was->user, which it
+ * touched, say the same (@left pieces of it are in the table).
+ */
+static void range_cut(void *arg, const struct ntm_interval *was, unsigned left)
+{
+	const struct cut *c = arg;
+	struct wrange *r = was->user;
+	uintptr_t a = c->a, e = c->e;
+
+	if (left == 0) {
+		watch_range_destroy(r);
+	} else if (left == 2) {
+		/* A hole in the middle: the rest is c->tail, with its pages. */
+		struct wrange *tail = c->tail;
+
+		memcpy(tail->slots, watch_slot_at(r, e),
+		       (r->end - e) / PAGE * sizeof(*r->slots));
+		for (uintptr_t p = e; p < r->end; p += PAGE)
+			if (*watch_slot_of(tail, p))
+				(*watch_slot_of(tail, p))->range = tail;
+		r->end = a;	/* the table keeps its size: unmapped whole */
+	} else if (a > r->start && e < r->end) {
+		/* A hole in the middle, the rest not watched, but as the
+		 * program wants it. */
+		watch_note_unwatched(r, e, r->end, c->why);
+		watch_drop_records(e, r->end, NULL, NULL);
+		watch_restore_prot(r, e, r->end);
+		r->end = a;
+	} else if (a <= r->start) {
+		/* The head goes: the table is shifted, not reallocated. */
+		size_t cut = (e - r->start) / PAGE;
+
+		memmove(r->slots, r->slots + cut,
+			(r->end - e) / PAGE * sizeof(*r->slots));
+		memset(r->slots + (r->end - e) / PAGE, 0,
+		       cut * sizeof(*r->slots));
+		r->off += (off_t)(e - r->start);
+		r->start = e;
+	} else {
+		r->end = a;
+	}
+}
+
 /*
  * Take [a, e) out of the watched ranges: trim, split or drop the ranges it
  * covers. Its pages hold no records any more. Lock held.
  */
 void watch_ranges_cut(uintptr_t a, uintptr_t e)
 {
-	for (unsigned i = 0; i < watch_nranges;) {
-		struct wrange *r = watch_ranges[i];
+	struct cut c = { .a = a, .e = e };
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
+	size_t i = ntm_interval_find(v, n, a);
 
-		if (e <= r->start || a >= r->end) {
-			i++;
-			continue;
-		}
-		if (a > r->start && e < r->end) {
-			/* A hole in the middle: the rest becomes a range. */
-			struct wrange *tail = watch_nranges < MAX_RANGES ?
-				watch_range_new(e, r->end, r->path,
-					  r->off + (off_t)(e - r->start), r->prot) : NULL;
+	if (e <= a)
+		return;
+	if (i < n && v[i].lo < a && v[i].hi > e) {
+		/* A hole in the middle: the rest becomes a range. */
+		struct wrange *r = v[i].user;
 
-			if (tail) {
-				memcpy(tail->slots, watch_slot_at(r, e),
-				       (r->end - e) / PAGE * sizeof(*r->slots));
-				for (uintptr_t p = e; p < r->end; p += PAGE)
-					if (*watch_slot_of(tail, p))
-						(*watch_slot_of(tail, p))->range = tail;
-				watch_ranges[watch_nranges++] = tail;
-			} else {
-				/* Not watched, but as the program wants it. */
-				watch_note_unwatched(r, e, r->end, watch_nranges < MAX_RANGES ?
-					       "no memory" : "too many mappings");
-				watch_drop_records(e, r->end, NULL, NULL);
-				watch_restore_prot(r, e, r->end);
-			}
-			r->end = a;	/* the table keeps its size: unmapped whole */
-			i++;
-			continue;
-		}
-		if (a <= r->start && e >= r->end) {
-			watch_ranges[i] = watch_ranges[--watch_nranges];
-			watch_range_destroy(r);
-			continue;
-		}
-		if (a <= r->start) {
-			/* The head goes: the table is shifted, not reallocated. */
-			size_t cut = (e - r->start) / PAGE;
-
-			memmove(r->slots, r->slots + cut,
-				(r->end - e) / PAGE * sizeof(*r->slots));
-			memset(r->slots + (r->end - e) / PAGE, 0,
-			       cut * sizeof(*r->slots));
-			r->off += (off_t)(e - r->start);
-			r->start = e;
-		} else {
-			r->end = a;
-		}
-		i++;
+		if (n >= MAX_RANGES)
+			c.why = "too many mappings";
+		else if (!(c.tail = watch_range_new(e, r->end, r->path,
+						    r->off + (off_t)(e - r->start),
+						    r->prot)))
+			c.why = "no memory";
 	}
+	/* The tail and its pointer in one change; it fails only for memory
+	 * (MAX_RANGES is the table's capacity), and then nothing changed. */
+	if (c.tail && !ntm_interval_cut_split(&watch_table, a, e, c.tail,
+					      range_cut, &c))
+		return;
+	if (c.tail) {
+		watch_range_destroy(c.tail);
+		c.tail = NULL;
+		c.why = "no memory";
+	}
+	/* No piece is added: this never fails. */
+	ntm_interval_cut_split(&watch_table, a, e, NULL, range_cut, &c);
 }
 
 /*
@@ -303,12 +332,13 @@ static void unwatch(uintptr_t a, uintptr_t e, enum bug_when when,
  */
 void watch_forget(uintptr_t a, uintptr_t e, const char *why)
 {
-	watch_drop_records(a, e, NULL, NULL);
-	for (unsigned i = 0; i < watch_nranges; i++) {
-		const struct wrange *r = watch_ranges[i];
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
 
-		if (e <= r->start || a >= r->end)
-			continue;
+	watch_drop_records(a, e, NULL, NULL);
+	for (size_t i = ntm_interval_find(v, n, a); i < n && v[i].lo < e; i++) {
+		const struct wrange *r = v[i].user;
+
 		watch_note_unwatched(r, a > r->start ? a : r->start,
 			       e < r->end ? e : r->end, why);
 		watch_restore_prot(r, a, e);
@@ -320,6 +350,8 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 			off_t off, int prot)
 {
 	struct wrange *r = watch_range_new(start, end, path, off, prot);
+	const char *why = NULL;
+	size_t n;
 
 	if (!r) {
 		unwatched_note(path && *path ? path : NULL, (uint64_t)off,
@@ -329,11 +361,19 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 	watch_lock();
 	/* Whatever was watched there before was unmapped behind our back. */
 	unwatch(start, end, WHEN_UNMAP, NULL);
-	if (watch_nranges == MAX_RANGES ||
-	    watch_real_mprotect((void *)start, end - start, watch_watched_prot(prot, false))) {
-		const char *why = watch_nranges == MAX_RANGES ? "too many mappings"
-							: strerror(errno);
-
+	watch_ranges_view(&n);
+	/* In the table first: nobody looks before the lock is let go, and
+	 * taking it out again cannot fail, unlike taking back mprotect(). */
+	if (n >= MAX_RANGES) {
+		why = "too many mappings";
+	} else if (ntm_interval_insert(&watch_table, start, end, r)) {
+		why = "no memory";
+	} else if (watch_real_mprotect((void *)start, end - start,
+				       watch_watched_prot(prot, false))) {
+		why = strerror(errno);
+		ntm_interval_remove(&watch_table, start);
+	}
+	if (why) {
 		not_pmem_add(start, end);	/* noted once, not per pmem_* call */
 		watch_unlock();
 		unwatched_note(r->path, (uint64_t)off, end - start,
@@ -341,7 +381,6 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 		watch_range_destroy(r);
 		return;
 	}
-	watch_ranges[watch_nranges++] = r;
 	watch_unlock();
 }
 
@@ -360,10 +399,11 @@ void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off)
 /* Whether [a, e) overlaps a watched range. Lock held. */
 bool watch_overlaps(uintptr_t a, uintptr_t e)
 {
-	for (unsigned i = 0; i < watch_nranges; i++)
-		if (a < watch_ranges[i]->end && watch_ranges[i]->start < e)
-			return true;
-	return false;
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
+	size_t i = ntm_interval_find(v, n, a);
+
+	return i < n && v[i].lo < e;
 }
 
 void ntm_watch_unmap_slow(const void *p, size_t n, const char *why)

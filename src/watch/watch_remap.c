@@ -21,10 +21,13 @@
 /* The first watched range that starts in (a, e), or e. Lock held. */
 static uintptr_t next_watched(uintptr_t a, uintptr_t e)
 {
-	for (unsigned i = 0; i < watch_nranges; i++)
-		if (watch_ranges[i]->start > a && watch_ranges[i]->start < e)
-			e = watch_ranges[i]->start;
-	return e;
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
+	size_t i = ntm_interval_find(v, n, a);
+
+	if (i < n && v[i].lo <= a)
+		i++;	/* the one holding a starts before it */
+	return i < n && v[i].lo < e ? v[i].lo : e;
 }
 
 /*
@@ -110,13 +113,15 @@ static void unwatch_for_remap(uintptr_t a, uintptr_t e, const struct point *end)
 {
 	struct bad_list bl = { 0 };
 	struct wpage *gone = NULL;
+	size_t n;
+	const struct ntm_interval *v = watch_ranges_view(&n);
 
 	watch_drop_records(a, e, &bl, &gone);
 	if (bl.n)
 		watch_report_all(&bl, WHEN_UNMAP, end);
 	watch_free_list(gone);
-	for (unsigned i = 0; i < watch_nranges; i++)
-		watch_restore_prot(watch_ranges[i], a, e);
+	for (size_t i = ntm_interval_find(v, n, a); i < n && v[i].lo < e; i++)
+		watch_restore_prot(v[i].user, a, e);
 	watch_ranges_cut(a, e);
 }
 
@@ -135,6 +140,7 @@ static enum follow_how followable(uintptr_t a, uintptr_t e, int *prot,
 				  struct wrange **parts, unsigned *nparts)
 {
 	unsigned n = 0;
+	size_t watched;
 	int p = -1;
 
 	for (uintptr_t x = a; x < e;) {
@@ -153,7 +159,8 @@ static enum follow_how followable(uintptr_t a, uintptr_t e, int *prot,
 	}
 	*prot = p;
 	*nparts = n;
-	return n > 0 && watch_nranges + n + 1 <= MAX_RANGES ? FOLLOW : FOLLOW_NOT;
+	watch_ranges_view(&watched);
+	return n > 0 && watched + n + 1 <= MAX_RANGES ? FOLLOW : FOLLOW_NOT;
 }
 
 /*
@@ -189,8 +196,23 @@ static void follow(uintptr_t a, uintptr_t keep, uintptr_t to, uintptr_t grow,
 				watch_slot_at(nr, x)->prot = PROT_SET | prot;
 	}
 	watch_ranges_cut(a, a + keep);
-	for (unsigned i = 0; i < nparts; i++)
-		watch_ranges[watch_nranges++] = fresh[i];
+	for (unsigned i = 0; i < nparts; i++) {
+		struct wrange *nr = fresh[i];
+
+		if (!ntm_interval_insert(&watch_table, nr->start, nr->end, nr))
+			continue;
+		/*
+		 * watch_remap() reserved the memory: only a range still
+		 * watched where the kernel put it (unmapped behind the
+		 * checker's back) makes the table refuse. The moved pages are
+		 * left usable, unwatched.
+		 */
+		watch_note_unwatched(nr, nr->start, nr->end,
+				     "a watched range is where mremap() moved it");
+		watch_drop_records(nr->start, nr->end, NULL, NULL);
+		watch_restore_prot(nr, nr->start, nr->end);
+		watch_range_destroy(nr);
+	}
 }
 
 void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
@@ -283,11 +305,18 @@ void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 		if (!fresh[i]) {
 			while (i-- > 0)
 				watch_range_destroy(fresh[i]);
-			watch_forget(a, ae, "no memory to follow mremap()");
-			got = watch_real_mremap(old, olen, nlen, flags, want);
-			err = errno;
-			goto out;
+			goto no_memory;
 		}
+	}
+	/*
+	 * And the table's growth: follow() cuts the parts out (which may
+	 * split one) and adds the fresh ranges, at most 2 more in all.
+	 * After mremap() there is no way back.
+	 */
+	if (ntm_interval_reserve(&watch_table, 2)) {
+		for (unsigned i = 0; i < nparts; i++)
+			watch_range_destroy(fresh[i]);
+		goto no_memory;
 	}
 	if (nl < ae - a)
 		unwatch_for_remap(a + nl, ae, &end);
@@ -299,6 +328,11 @@ void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 		goto out;
 	}
 	follow(a, keep, (uintptr_t)got, grow, prot, parts, fresh, nparts);
+	goto out;
+no_memory:
+	watch_forget(a, ae, "no memory to follow mremap()");
+	got = watch_real_mremap(old, olen, nlen, flags, want);
+	err = errno;
 out:
 	watch_unlock();
 	watch_inside = 0;
