@@ -52,6 +52,13 @@
 
 struct ntm_bound ntm_bound;
 
+/*
+ * ntmem/inline.h copies a constant size into an unaligned destination
+ * ordinarily in place for ntm_memcpy_nt(): the contract's whole-copy case
+ * at every variant's short size below.
+ */
+_Static_assert(NTM_INLINE_MAX < 256, "an inline size is a short copy");
+
 size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
 {
 	switch (v->isa) {

@@ -48,9 +48,10 @@
  *   __builtin_constant_p sees the constant), ntm_memcpy_nt() and
  *   ntm_memcpy_flush() expand to straight-line non-temporal stores in
  *   ascending address order and call nothing into an 8-byte aligned
- *   destination; an unaligned one calls the out-of-line function of the
- *   same name (see ntmem/inline.h). Every other size goes out of line through a dispatch
- *   table chosen once per process (see ntmem/variant.h).
+ *   destination; into an unaligned one ntm_memcpy_nt() is an ordinary
+ *   copy in place and ntm_memcpy_flush() calls its out-of-line function
+ *   (see ntmem/inline.h). Every other size goes out of line through a
+ *   dispatch table chosen once per process (see ntmem/variant.h).
  */
 #ifndef NTMEM_COPY_H
 #define NTMEM_COPY_H

@@ -27,12 +27,14 @@
  *   aarch64: the same shapes with STNP pairs (32-byte Q, 16-byte X, 8-byte
  *   W; a plain 4-byte store), then one ntm_flush() call for the lines:
  *   STNP is only a hint (ntmem/arch/aarch64.h).
- *   anything else        out of line, to the function the caller named:
- *                        ntm_memcpy_nt() (a short unaligned copy is then an
- *                        ordinary one) or ntm_memcpy_flush() (ordinary
- *                        stores, lines written back).
- * Where it stays inline it leaves no line dirty, so it serves both
- * contracts. It never fences.
+ *   anything else        ntm_memcpy_nt(): an ordinary copy in place (a
+ *                        constant-size memcpy(), a few moves), what the
+ *                        out-of-line function makes of a short unaligned
+ *                        copy, without its call: the lines stay dirty, as
+ *                        its contract allows. ntm_memcpy_flush(): out of
+ *                        line (ordinary stores, lines written back).
+ * Where its stores are non-temporal it leaves no line dirty, so it serves
+ * both contracts. It never fences.
  *
  * Only the baseline ISA of the caller's compiler flags is used; no -m flag
  * is needed. Wider vectors are used out of line, chosen at run time.
@@ -163,10 +165,10 @@ ntm_nt_fixed32(unsigned char *d, const unsigned char *s, size_t n)
 #endif
 
 /*
- * ntm_memcpy_nt_fixed() - the fixed-size body; @n must satisfy
+ * ntm_memcpy_nt_fixed_or() - the fixed-size body; @n must satisfy
  * NTM_FIXED_SIZE_OK and be a compile-time constant for the loops to unroll
  * into straight-line stores; @unaligned (a constant too) copies a
- * destination the stores cannot take.
+ * destination the stores cannot take, NULL for an ordinary copy in place.
  */
 static inline __attribute__((always_inline)) void *
 ntm_memcpy_nt_fixed_or(void *dst, const void *src, size_t n,
@@ -203,19 +205,33 @@ ntm_memcpy_nt_fixed_or(void *dst, const void *src, size_t n,
 		ntm_arch_stream4(d, s);
 		return ntm_arch_nt_finish(dst, n);
 	}
+	if (!unaligned) {
+		/*
+		 * A constant-size memcpy() is a few moves, no call: the out-of-
+		 * line ntm_memcpy_nt() made the same ordinary copy after a call
+		 * and its checks, 2-3x glibc's time at 8 and 64 bytes.
+		 */
+		ntm_store_copy(dst, src, n);
+		return dst;
+	}
 	return unaligned(dst, src, n);
 #else
 	/* No non-temporal store: the out-of-line copy does what it can. */
 	(void)n;
-	return unaligned(dst, src, n);
+	return (unaligned ? unaligned : ntm_memcpy_nt)(dst, src, n);
 #endif
 }
 
-/* The fixed-size body with the non-temporal contract. */
+/*
+ * The fixed-size body with the non-temporal contract. An unaligned
+ * destination gets an ordinary copy in place: ntm_memcpy_nt() leaves the
+ * whole of a copy below every variant's short size (256 bytes, the
+ * smallest: ntmem/copy.h) dirty, and NTM_INLINE_MAX is below it.
+ */
 static inline __attribute__((always_inline)) void *
 ntm_memcpy_nt_fixed(void *dst, const void *src, size_t n)
 {
-	return ntm_memcpy_nt_fixed_or(dst, src, n, ntm_memcpy_nt);
+	return ntm_memcpy_nt_fixed_or(dst, src, n, NULL);
 }
 
 #ifdef NTM_BUILD_FIXED_TWINS

@@ -6,8 +6,10 @@
  *
  * For every N of NTM_FIXED_SIZES, copyN (ntm_memcpy_nt front door), flushN
  * (ntm_memcpy_flush front door) and namedN (ntm_memcpy_nt_N) must contain
- * non-temporal stores and no call other than the unaligned fallback of its
- * own contract (ntm_memcpy_nt, or ntm_memcpy_flush for flushN). Two controls show the check can see a call:
+ * non-temporal stores and no call: copyN and namedN copy an unaligned
+ * destination inline with ordinary stores (ntm_memcpy_nt()'s contract),
+ * flushN calls its out-of-line ntm_memcpy_flush there, which writes the
+ * lines back. Two controls show the check can see a call:
  * copy_var (a run-time size) and copy_60 (a constant without a fixed path)
  * must call or jump to ntm_memcpy_nt and store nothing themselves.
  */
