@@ -70,6 +70,10 @@
 #define CAT3(a, b, c) a##b##c
 #define NAME3(a, b, c) CAT3(a, b, c)
 #define FN(op) NAME3(ntm_, VARIANT, _##op)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* FN(op)'s name as a string, for an alias attribute. */
+#define NAME_STR(op) STR(FN(op))
 
 static inline __attribute__((always_inline)) void movnti8(void *d, uint64_t v)
 {
@@ -408,6 +412,20 @@ void *FN(memset_flush)(void *dst, int c, size_t n)
 }
 
 /*
+ * The variant's functions under hidden names, for the entries' checks
+ * below: the exported names are local only by the version script, so the
+ * compiler loaded their addresses from the GOT, one more load per call;
+ * a hidden alias is a RIP-relative LEA. The same address.
+ */
+#define SELF(op) NAME3(ntm_, VARIANT, _##op##_self)
+extern __typeof__(FN(memcpy_nt)) SELF(memcpy_nt)
+	__attribute__((alias(NAME_STR(memcpy_nt)), visibility("hidden")));
+extern __typeof__(FN(memcpy_flush)) SELF(memcpy_flush)
+	__attribute__((alias(NAME_STR(memcpy_flush)), visibility("hidden")));
+extern __typeof__(FN(memset_flush)) SELF(memset_flush)
+	__attribute__((alias(NAME_STR(memset_flush)), visibility("hidden")));
+
+/*
  * The entries. Each first checks that the dispatch table runs this
  * variant's function (ntm_bound, bound by the first call through the
  * table): src/copy.c resolves the exported names to the best variant for
@@ -427,7 +445,7 @@ bound_to(void *(*bound)(void *, const void *, size_t),
 void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
 {
 	if (!bound_to(__atomic_load_n(&ntm_bound.memcpy_nt, __ATOMIC_RELAXED),
-		      FN(memcpy_nt)))
+		      SELF(memcpy_nt)))
 		return ntm_memcpy_nt_unbound(dst, src, n);
 	if (struct_sized(dst, n)) {
 		small_copy(dst, src, n);
@@ -462,7 +480,7 @@ FN(memcpy_flush_policy)(void *dst, const void *src, size_t n)
 void *FN(memcpy_flush_entry)(void *dst, const void *src, size_t n)
 {
 	if (!bound_to(__atomic_load_n(&ntm_bound.memcpy_flush, __ATOMIC_RELAXED),
-		      FN(memcpy_flush)))
+		      SELF(memcpy_flush)))
 		return ntm_memcpy_flush_unbound(dst, src, n);
 	if (struct_sized(dst, n)) {
 		small_copy(dst, src, n);
@@ -475,7 +493,7 @@ void *FN(memset_flush_entry)(void *dst, int c, size_t n)
 {
 	if (__builtin_expect(__atomic_load_n(&ntm_bound.memset_flush,
 					     __ATOMIC_RELAXED) !=
-			     FN(memset_flush), 0))
+			     SELF(memset_flush), 0))
 		return ntm_memset_flush_unbound(dst, c, n);
 	return FN(memset_flush)(dst, c, n);
 }
