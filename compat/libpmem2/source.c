@@ -3,8 +3,9 @@
  * source.c - pmem2_source_*(): what is mapped. A descriptor names a
  * regular file or a devdax character device (its size and alignment from
  * sysfs, /sys/dev/char/MAJ:MIN/, as PMDK reads them: "size" and
- * "device/align"); an anonymous source only has a size. The descriptor
- * stays the caller's: the source neither duplicates nor closes it.
+ * "device/align", or "align" where the devdax is on the dax bus); an
+ * anonymous source only has a size. The descriptor stays the caller's:
+ * the source neither duplicates nor closes it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,6 +79,21 @@ static int devdax_attr(dev_t rdev, const char *attr, const char *fn,
 				 fn, path, (int)strcspn(buf, "\n"), buf);
 	*value = (size_t)v;
 	return 0;
+}
+
+/*
+ * The devdax's alignment attribute: "device/align" under a kernel with
+ * the dax class (/sys/dev/char/M:m is the class device, its device/ the
+ * devdax), else "align" (since 5.1 the devdax is a device of the dax bus:
+ * /sys/dev/char/M:m is the devdax itself, with no device/ link).
+ */
+static const char *devdax_align_attr(dev_t rdev)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/device/align",
+		 sysfs_root(), major(rdev), minor(rdev));
+	return access(path, F_OK) == 0 ? "device/align" : "align";
 }
 
 int pmem2_source_from_fd(struct pmem2_source **src, int fd)
@@ -168,7 +184,8 @@ int pmem2_source_geometry(const struct pmem2_source *src, const char *fn,
 		ret = devdax_attr(src->rdev, "size", fn,
 				  PMEM2_E_INVALID_SIZE_FORMAT, &sz);
 		if (!ret)
-			ret = devdax_attr(src->rdev, "device/align", fn,
+			ret = devdax_attr(src->rdev,
+					  devdax_align_attr(src->rdev), fn,
 					  PMEM2_E_INVALID_ALIGNMENT_FORMAT, &al);
 		if (ret)
 			return ret;

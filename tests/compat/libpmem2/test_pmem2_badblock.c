@@ -446,6 +446,36 @@ static void test_anon_failures(void **state)
 	pmem2_source_delete(&src);
 }
 
+/*
+ * The layout of a kernel without the dax class (5.1 on: the devdax is a
+ * device of the dax bus, /sys/dev/char/M:m is it and has no device/):
+ * its alignment is its own "align", as libndctl reads it.
+ */
+static void test_devdax_align_dax_bus(void **state)
+{
+	struct tree *t = *state;
+	struct pmem2_source *src;
+	size_t align = 7, size = 0;
+	int fd;
+
+	devdax_tree(t->root);
+	assert_int_equal(unlink_sysfs(t->root, DAX "/device/align"), 0);
+	st_put(t->root, DAX "/align", "2097152\n");
+	src = zero_source(&fd);
+	assert_int_equal(pmem2_source_alignment(src, &align), 0);
+	assert_int_equal(align, 2097152);
+	assert_int_equal(pmem2_source_size(src, &size), 0);
+	assert_int_equal(size, DEV_SIZE);
+	/* Neither file: the code, the answer untouched. */
+	assert_int_equal(unlink_sysfs(t->root, DAX "/align"), 0);
+	align = 7;
+	assert_int_equal(pmem2_source_alignment(src, &align), -ENOENT);
+	assert_int_equal(align, 7);
+	assert_non_null(strstr(pmem2_errormsg(), "align"));
+	pmem2_source_delete(&src);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +484,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_devdax_device_info,
 						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_devdax_mcsafe,
+						tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_devdax_align_dax_bus,
 						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fsdax_badblocks,
 						tree_setup, tree_teardown),
