@@ -18,6 +18,7 @@
 #                       tools/ntmem-bench-pmemobj: bench check's
 #                       libpmemobj workloads,
 #                       src/libntmem.so.0, compat/libpmem/libpmem.so.1,
+#                       compat/libpmem2/libpmem2.so.1,
 #                       tests/kernel/..., tests/compat/pmemblk_tool_*: a PMDK
 #                       program on each libpmemblk, some of make check's
 #                       test programs, src/watch/ and tests/check/: the
@@ -30,7 +31,9 @@
 #
 # Shared libraries are copied with their dependencies as ldd lists them,
 # each at the path ldd resolved it to (the loader's default directories),
-# so the guest needs no ld.so.cache. An initramfs rather than a disk
+# so the guest needs no ld.so.cache. PMDK's own libraries (Debian's
+# libpmem, libpmem2, libpmemblk, libpmemobj and their libndctl and
+# libdaxctl) come in so, as the probes' dependencies. An initramfs rather than a disk
 # image: the cloud kernel has virtio_blk only as a module, so a disk
 # would need an initramfs to load it anyway, and everything fits in tens
 # of MiB of guest memory (unpacking it is as fast as mounting a disk).
@@ -101,8 +104,10 @@ ln -s mke2fs "$root/bin/mkfs.ext4"
 # The project's programs. The probes are optional in a build without them
 # (no tests): the checks that need one then report it missing.
 for rel in tools/ntmem tools/ntmem-bench-pmemobj src/libntmem.so.0 compat/libpmem/libpmem.so.1 \
-	compat/libpmemblk/libpmemblk.so.1 tests/kernel/kernel_ns_probe \
+	compat/libpmemblk/libpmemblk.so.1 compat/libpmem2/libpmem2.so.1 \
+	tests/kernel/kernel_ns_probe \
 	tests/kernel/kernel_pmem_probe tests/kernel/kernel_obj_probe \
+	tests/kernel/kernel_pmem2_probe \
 	tests/compat/pmemblk_tool_ntmem \
 	tests/compat/pmemblk_tool_pmdk tests/unit/test_ns tests/unit/test_blk \
 	tests/unit/test_badblocks tests/unit/test_embed; do

@@ -13,14 +13,18 @@
 #   info reports it; ntm_ns_open()'s domain of a devdax namespace and of a
 #   file on ext4 -o dax on it, a persisted write on each; PMDK's
 #   pmem_has_auto_flush() (1 only when every region is cpu_cache: eADR
-#   makes flushes unnecessary) on Debian's libpmem and on the drop-in.
+#   makes flushes unnecessary) on Debian's libpmem and on the drop-in;
+#   libpmem2's store granularity of the same two (BYTE on cpu_cache,
+#   CACHE_LINE on memory_controller) on Debian's libpmem2 and on its
+#   drop-in.
 #
 # TAP as in tests/kernel/stage.sh.
 
 . /tap.sh
 
 domain=$(sed -n 's/.*ntmem\.domain=\([a-z_]*\).*/\1/p' /proc/cmdline)
-if [ "$domain" = cpu_cache ]; then auto_flush=1; else auto_flush=0; fi
+if [ "$domain" = cpu_cache ]; then auto_flush=1 granularity=BYTE
+else auto_flush=0 granularity=CACHE_LINE; fi
 echo "# the machine's NFIT names the persistence domain '$domain'"
 
 nfit_bus=$(bus_of ACPI.NFIT) && region=$(region_of "$nfit_bus")
@@ -55,6 +59,7 @@ if ns_check "devdax namespace, align 2M" "$region" -m devdax -a 2M; then
 		"kind=devdax cpu_durable=1 domain=$domain" "$PROBE" info "$dev"
 	check "devdax: a pattern persisted and read back" "$PROBE" write "$dev"
 	pmem_probes devdax "$dev"
+	pmem2_checks devdax "$dev" "granularity=$granularity deep_flush=0"
 fi
 
 mkdir -p "$MNT"
@@ -67,6 +72,7 @@ if ns_check "fsdax namespace" "$region" -m fsdax; then
 			"kind=fsdax cpu_durable=1 domain=$domain" "$PROBE" info "$f"
 		check "ext4 dax: a pattern persisted and read back" "$PROBE" write "$f"
 		pmem_probes "ext4 dax" "$f"
+		pmem2_checks "ext4 dax" "$f" "granularity=$granularity deep_flush=0"
 		umount "$MNT"
 	fi
 fi

@@ -20,7 +20,8 @@
 #                info (text and --json) on them
 #   fsdax        ext4 -o dax, ext4 -o dax=never, xfs -o dax on the NVDIMM:
 #                ntm_ns_open's kind and durability, a persisted write, a
-#                PMDK program on Debian's libpmem and on the drop-in,
+#                PMDK program on Debian's libpmem and on the drop-in, a
+#                libpmem2 program on Debian's libpmem2 and on the drop-in,
 #                libpmemblk pools both ways, libpmemobj pools both ways
 #                (and pmempool), BTTs (ntmem blk, ntm_blk), the seeds'
 #                memmap experiment, ntmem check on its corpus, on fio and
@@ -31,8 +32,9 @@
 #                of the kernel and of ntmem bench memmap --device
 #   BTT          the kernel's and ntmem's, both ways: label-less (512 and
 #                4096-byte sectors), v1.1 and v1.2 labels
-#   virtio-pmem  fsdax (the kernel refuses MAP_SYNC) and devdax (accepted,
-#                yet nothing makes its writes durable)
+#   virtio-pmem  fsdax (the kernel refuses MAP_SYNC: libpmem2's PAGE
+#                granularity) and devdax (accepted, yet nothing makes its
+#                writes durable)
 #
 # Without labels a region holds exactly one namespace, namespaceR.0: the
 # label-less NVDIMM's are made one after the other, each replacing the
@@ -102,6 +104,9 @@ fs_checks() {
 			"kind=fsdax cpu_durable=1 align=2097152" "$PROBE" info "$f"
 		check "$1 $2: a pattern persisted and read back" "$PROBE" write "$f"
 		pmem_checks "$1 $2" "$f" 1 1
+		# MAP_SYNC: the CPU's stores reach the media once flushed.
+		pmem2_checks "$1 $2" "$f" \
+			"size=67108864 align=4096 map_byte=$PMEM2_NO_GRANULARITY map_cache_line=0 granularity=CACHE_LINE deep_flush=0 badblocks=0"
 		if [ "$1 $2" = "ext4 dax" ]; then
 			obj_checks "$1 $2" "$MNT/obj" 8388608
 		fi
@@ -110,6 +115,9 @@ fs_checks() {
 			"kind=file cpu_durable=0" "$PROBE" info "$f"
 		check "$1 $2: a pattern persisted (msync) and read back" "$PROBE" write "$f"
 		pmem_checks "$1 $2" "$f" 0 0
+		# No MAP_SYNC: only msync() makes a store durable.
+		pmem2_checks "$1 $2" "$f" \
+			"size=67108864 align=4096 map_cache_line=$PMEM2_NO_GRANULARITY granularity=PAGE deep_flush=0 badblocks=0"
 	fi
 }
 
@@ -506,6 +514,8 @@ if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M;
 		"kind=devdax cpu_durable=1 align=2097152" "$PROBE" info "$dax"
 	check "devdax 2M: a pattern persisted and read back" "$PROBE" write "$dax"
 	pmem_checks "devdax 2M" "$dax" 1 1
+	pmem2_checks "devdax 2M" "$dax" \
+		"size=$(cat "/sys/bus/dax/devices/${dax#/dev/}/size") align=2097152 map_byte=$PMEM2_NO_GRANULARITY granularity=CACHE_LINE deep_flush=0 badblocks=0"
 	check_words "devdax 2M: ntm_blk lays a BTT of 4096-byte sectors, read back reopened" \
 		"btt_sector=4096 read_back=1" "$PROBE" btt "$dax" 4096
 	check "devdax 2M: ntmem blk check of that BTT" "$NTMEM" blk check "$dax"
@@ -539,6 +549,7 @@ if ns_check "NVDIMM: devdax namespace, align 4K" "$nfit_region" -m devdax -a 4K;
 	check_words "devdax 4K: ntm_ns_open says devdax, 4 KiB aligned" \
 		"kind=devdax cpu_durable=1 align=4096" "$PROBE" info "$dev"
 	check "devdax 4K: a pattern persisted and read back" "$PROBE" write "$dev"
+	pmem2_checks "devdax 4K" "$dev" "align=4096 granularity=CACHE_LINE badblocks=0"
 fi
 
 # --- BTT: the kernel's read by ntmem, ntmem's read by the kernel -----------
@@ -695,6 +706,9 @@ if ns_check "virtio-pmem: devdax namespace" "$virtio_region" -m devdax; then
 	cp "$err" "$S/btt-create.err"
 	check "virtio-pmem devdax: ... and says the namespace has no durable path" \
 		grep -qF "has no durable path" "$S/btt-create.err"
+	# libpmem2 takes any devdax mapping for the media: what each
+	# library's granularity is on one whose writes nothing makes durable.
+	pmem2_checks "virtio-pmem devdax" "$vdax" "badblocks=0"
 	if [ -x "$PMEM_PROBE" ]; then
 		# PMDK says 1 here: the drop-in is to be right where PMDK is not.
 		check_words "virtio-pmem devdax: Debian's libpmem says is_pmem 1" \

@@ -5,7 +5,8 @@
 # lines of a check (result, check, check_words, check_fails, skip, todo),
 # the run's closing lines (finish), the nd buses and regions (bus_of,
 # region_of), namespaces made with ndctl (make_ns, ns_check), DAX file
-# systems (mkfs_ext4, mounted) and where the project's programs are.
+# systems (mkfs_ext4, mounted), the libpmem2 program on both libraries
+# (pmem2_checks) and where the project's programs are.
 
 P=/ntmem
 NTMEM=$P/tools/ntmem
@@ -13,6 +14,14 @@ PROBE=$P/tests/kernel/kernel_ns_probe
 PMEM_PROBE=$P/tests/kernel/kernel_pmem_probe
 DROPIN=$P/compat/libpmem
 DEBIAN_LIBPMEM=/lib/x86_64-linux-gnu/libpmem.so.1
+# tests/kernel/pmem2_probe.c, PMDK's libpmem2 API on Debian's libpmem2 and
+# (LD_LIBRARY_PATH=$DROPIN2) on ntmem's drop-in: pmem2_checks.
+PMEM2_PROBE=$P/tests/kernel/kernel_pmem2_probe
+DROPIN2=$P/compat/libpmem2
+DEBIAN_LIBPMEM2=/lib/x86_64-linux-gnu/libpmem2.so.1
+# PMEM2_E_GRANULARITY_NOT_SUPPORTED (libpmem2/base.h): pmem2_map_new()'s
+# code when the mapping cannot give the granularity asked for.
+PMEM2_NO_GRANULARITY=-100009
 # tests/compat/pmemblk_tool.c, PMDK's libpmemblk API, linked with ntmem's drop-in
 # and with Debian's libpmemblk (make check's pmemblk_interop uses them).
 BLK_NTMEM=$P/tests/compat/pmemblk_tool_ntmem
@@ -194,6 +203,37 @@ mkfs_ext4() {
 mounted() {
 	check "mount -t $1 -o $2 $3" mount -t "$1" -o "$2" "$3" "$MNT"
 }
+# pmem2_checks WHERE PATH "WORD...": the libpmem2 program on PATH (an
+# existing file or devdax device) on Debian's libpmem2, then on the
+# drop-in, then on Debian's again, without PMEM2_FORCE_GRANULARITY: each
+# run maps it whole, copies its own 64 KiB pattern in, deep-flushes it
+# and reads it back after a remap (read_back=1), and each finds the
+# last run's pattern (previous=1): what one library made durable the
+# other reads. Every WORD (name=value lines of the probe: granularity,
+# alignment, ...) is in both libraries' answers, and all their answers
+# are the same (all lines but lib= and previous=).
+pmem2_checks() {
+	if [ ! -x "$PMEM2_PROBE" ] || [ ! -e "$DROPIN2/libpmem2.so.1" ]; then
+		skip "$1: libpmem2 program on both libraries" \
+			"kernel_pmem2_probe (libpmem2-dev) or the drop-in not built"
+		return
+	fi
+	check_words "$1: Debian's libpmem2: $3" "$3 read_back=1 lib=$DEBIAN_LIBPMEM2" \
+		env -u PMEM2_FORCE_GRANULARITY "$PMEM2_PROBE" "$2" 1
+	grep -v '^lib=' "$out" >"$S/pmem2-debian.out"
+	echo "# $(grep -v '^lib=' "$out" | tr '\n' ' ')"
+	check_words "$1: ntmem's libpmem2 drop-in: $3, reads Debian's data" \
+		"$3 previous=1 read_back=1 lib=$DROPIN2/libpmem2.so.1" \
+		env -u PMEM2_FORCE_GRANULARITY LD_LIBRARY_PATH="$DROPIN2" "$PMEM2_PROBE" "$2" 2 1
+	grep -v '^lib=\|^previous=' "$out" >"$S/pmem2-dropin.out"
+	echo "# $(grep -v '^lib=' "$out" | tr '\n' ' ')"
+	check_words "$1: Debian's libpmem2 reads the data the drop-in persisted" \
+		"previous=1 read_back=1" env -u PMEM2_FORCE_GRANULARITY "$PMEM2_PROBE" "$2" 3 2
+	[ -n "${4:-}" ] && todo "$4"
+	check "$1: Debian's libpmem2 and the drop-in give the same answers" \
+		diff "$S/pmem2-debian.out" "$S/pmem2-dropin.out"
+}
+
 # finish: the plan, the TODO count and the closing "P passed, F failed"
 # line the host looks for; the stage's exit status.
 finish() {
