@@ -7,7 +7,7 @@
 # namespace of its own (it starts one with unshare -m) where /usr, /etc
 # and /var are overlays whose changes go to a tmpfs that disappears with
 # the namespace. Part of scripts/check-deb.sh; SCRATCH holds its
-# pmdk_client, and its files go to SCRATCH/installed.
+# pmdk_client and pmem2_client, and its files go to SCRATCH/installed.
 #
 # Checks: dpkg -i of every package (maintainer scripts, triggers, ldconfig
 # included); a program built with `pkg-config --cflags --libs ntmem`
@@ -15,7 +15,8 @@
 # a page; `ntmem check` runs a program with the checking libraries of
 # ntmem-tools; with ntmem-pmem-system a PMDK program loads the drop-ins,
 # and after `dpkg -r ntmem-pmem-system` PMDK's libpmem again (when
-# Debian's libpmem1 is installed); purging everything leaves no file.
+# Debian's libpmem1 is installed), both for a libpmem2 program too;
+# purging everything leaves no file.
 # Exit status 0 ok, 1 a check failed, 77 the namespace or overlays are
 # not permitted here (nothing was checked).
 set -u
@@ -54,7 +55,7 @@ fail=0
 ok() { echo "check-deb: ok: $*"; }
 bad() { echo "check-deb: FAIL: $*"; fail=1; }
 triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-client=$2/pmdk_client
+client=$2/pmdk_client client2=$2/pmem2_client
 
 debs=""
 for deb in "$out"/*.deb; do
@@ -112,12 +113,36 @@ case $? in
 *) bad "installed: with ntmem-pmem-system a PMDK program did not load the drop-ins" ;;
 esac
 
+# pmem2_answer DIR: the libpmem2 program (built by check-deb.sh against
+# PMDK's libpmem2.h), no LD_LIBRARY_PATH, called the drop-in (0) or
+# another libpmem2.so.1 (1).
+pmem2_answer() {
+	mkdir -p "$1"
+	env -u LD_LIBRARY_PATH "$client2" "$1" >"$1.out" 2>&1 ||
+		{ cat "$1.out"; return 2; }
+	grep -q "^pmem2_client: libpmem2 calls ok, from /usr/lib/$triplet/ntmem/libpmem2\.so\.1\$" "$1.out"
+}
+if [ -x "$client2" ]; then
+	pmem2_answer "$scratch/inst-system2"
+	case $? in
+	0) ok "installed: with ntmem-pmem-system a libpmem2 program loads the drop-in" ;;
+	*) bad "installed: with ntmem-pmem-system a libpmem2 program did not load the drop-in" ;;
+	esac
+fi
+
 dpkg -r ntmem-pmem-system >/dev/null 2>&1 || bad "dpkg -r ntmem-pmem-system"
 if dpkg-query -W libpmem1 libpmemblk1 >/dev/null 2>&1; then
 	dropins_answer "$scratch/inst-pmdk"
 	case $? in
 	1) ok "installed: after dpkg -r ntmem-pmem-system PMDK's libraries answer again" ;;
 	*) bad "installed: after dpkg -r ntmem-pmem-system the drop-ins still answer" ;;
+	esac
+fi
+if [ -x "$client2" ] && dpkg-query -W libpmem2 >/dev/null 2>&1; then
+	pmem2_answer "$scratch/inst-pmdk2"
+	case $? in
+	1) ok "installed: after dpkg -r ntmem-pmem-system PMDK's libpmem2 answers again" ;;
+	*) bad "installed: after dpkg -r ntmem-pmem-system the libpmem2 drop-in still answers" ;;
 	esac
 fi
 

@@ -12,7 +12,8 @@
 #   3. tests/deb/pmdk_client.c, built against PMDK's own libpmem.h and
 #      libpmemblk.h, runs on the drop-in directory of ntmem-pmem-compat
 #      (LD_LIBRARY_PATH), and the drop-ins' NTMEM_VERBOSE banners show
-#      they answered; ntmem-pmem-system's ld.so.conf.d file sorts before
+#      they answered; tests/deb/pmem2_client.c, against PMDK's libpmem2.h,
+#      says its libpmem2.so.1 is the package's; ntmem-pmem-system's ld.so.conf.d file sorts before
 #      this system's (step 6 installs it and runs the program without
 #      LD_LIBRARY_PATH);
 #   4. every installed man page renders (mandoc), and `man` finds each
@@ -146,6 +147,23 @@ if cc -Wall -Wextra -Werror -o "$client" tests/deb/pmdk_client.c -lpmem -lpmembl
 	fi
 else
 	bad "cc tests/deb/pmdk_client.c -lpmem -lpmemblk (PMDK's headers: libpmem-dev, libpmemblk-dev)"
+fi
+
+# tests/deb/pmem2_client.c, built against PMDK's own libpmem2.h, on the
+# drop-in directory: the libpmem2.so.1 it called (it has no banner) is
+# the package's.
+client2=$scratch/pmem2_client
+if cc -Wall -Wextra -Werror -o "$client2" tests/deb/pmem2_client.c -lpmem2; then
+	mkdir -p "$scratch/run2"
+	LD_LIBRARY_PATH=$dropins "$client2" "$scratch/run2" >"$scratch/client2.out" 2>&1
+	if grep -q "^pmem2_client: libpmem2 calls ok, from $dropins/libpmem2\.so\.1\$" \
+		"$scratch/client2.out"; then
+		ok "a libpmem2 program ran on the drop-in with LD_LIBRARY_PATH=/usr/lib/$triplet/ntmem"
+	else
+		bad "a libpmem2 program with LD_LIBRARY_PATH=/usr/lib/$triplet/ntmem: $(cat "$scratch/client2.out")"
+	fi
+else
+	bad "cc tests/deb/pmem2_client.c -lpmem2 (PMDK's header: libpmem2-dev)"
 fi
 
 # --- 4. the manual -----------------------------------------------------------
