@@ -90,6 +90,18 @@ enum ntm_cpu_vendor ntm_cpu_vendor(void)
 	return NTM_VENDOR_OTHER;
 }
 
+const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
+{
+	switch (vendor) {
+	case NTM_VENDOR_INTEL:
+		return "intel";
+	case NTM_VENDOR_AMD:
+		return "amd";
+	default:
+		return "other";
+	}
+}
+
 /* @name's value in a GLIBC_TUNABLES string (a:b=v:c=w), or NULL. */
 static const char *tunable(const char *tunables, const char *name)
 {

@@ -99,6 +99,9 @@ size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
 
 /* This CPU's vendor, from cpuid (NTM_VENDOR_OTHER off x86-64). */
 enum ntm_cpu_vendor ntm_cpu_vendor(void) __attribute__((visibility("hidden")));
+/* "intel", "amd", "other": struct ntm_env_info's cpu_vendor. */
+const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
+	__attribute__((visibility("hidden")));
 
 /* NTMEM_NT_THRESHOLD's default, bytes (env.c, introspect.c). */
 #define NTM_NT_THRESHOLD_DEFAULT ntm_nt_threshold_default()

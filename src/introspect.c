@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "copy_policy.h"
@@ -55,6 +57,11 @@ int ntm_introspect_env(struct ntm_env_info *info, size_t size)
 	now.nt_threshold_default = NTM_NT_THRESHOLD_DEFAULT;
 	now.persist_domain_override = d->domain_override;
 	memcpy(now.ignored, d->env_ignored, sizeof(now.ignored));
+	now.nt_short_unaligned = d->nt_short;
+	now.glibc_rep_movsb_threshold = ntm_glibc_rep_movsb_threshold(
+		d->features, getenv("GLIBC_TUNABLES"));
+	snprintf(now.cpu_vendor, sizeof(now.cpu_vendor), "%s",
+		 ntm_cpu_vendor_name(ntm_cpu_vendor()));
 	if (size > sizeof(now)) {
 		memset((char *)info + sizeof(now), 0, size - sizeof(now));
 		size = sizeof(now);

@@ -99,6 +99,34 @@ static void print_domains_text(const struct ntm_env_info *env)
 	}
 }
 
+/*
+ * The copy policy in force and the CPU facts it was derived from, as the
+ * library reports them (ntm_introspect_env()): the rules themselves are
+ * the library's (src/copy_policy.h), not repeated here.
+ */
+static void print_policy_text(const struct ntm_env_info *env,
+			      const char *active)
+{
+	printf("copy policy:      into a destination not 8-byte aligned, "
+	       "ntm_memcpy_nt() is an\n"
+	       "                  ordinary copy below %zu bytes (variant %s's "
+	       "store width),\n"
+	       "                  ntm_memcpy_flush() a cached copy written back "
+	       "below %zu bytes\n",
+	       env->nt_short_unaligned, active, env->nt_threshold);
+	if (env->nt_threshold != env->nt_threshold_default)
+		printf("                  (NTMEM_NT_THRESHOLD; the default is "
+		       "%zu", env->nt_threshold_default);
+	else
+		printf("                  (the default");
+	printf(": cpu vendor %s, ", env->cpu_vendor);
+	if (env->glibc_rep_movsb_threshold)
+		printf("glibc's REP MOVSB threshold %zu bytes)\n",
+		       env->glibc_rep_movsb_threshold);
+	else
+		printf("no glibc REP MOVSB threshold)\n");
+}
+
 static void print_text(const struct ntm_env_info *env)
 {
 	uint32_t f = ntm_cpu_features();
@@ -136,6 +164,7 @@ static void print_text(const struct ntm_env_info *env)
 #endif
 	);
 	printf("inline sizes:     4 and 8..%d in steps of 8\n", NTM_INLINE_MAX);
+	print_policy_text(env, active);
 	print_domains_text(env);
 	for (const char *line = env->ignored; *line;) {
 		size_t len = strcspn(line, "\n");
@@ -219,6 +248,12 @@ static void print_json(const struct ntm_env_info *env)
 	       "\"ntm_memset_nt\": \"%s\", \"ntm_flush\": \"%s\"},\n",
 	       active, active, active, active, flush);
 	printf("  \"inline_max\": %d,\n", NTM_INLINE_MAX);
+	printf("  \"copy_policy\": {\"nt_short_unaligned\": %zu, "
+	       "\"nt_threshold\": %zu, \"nt_threshold_default\": %zu, "
+	       "\"cpu_vendor\": \"%s\", \"glibc_rep_movsb_threshold\": %zu},\n",
+	       env->nt_short_unaligned, env->nt_threshold,
+	       env->nt_threshold_default, env->cpu_vendor,
+	       env->glibc_rep_movsb_threshold);
 	print_domains_json(env);
 	printf("  \"env_ignored\": [");
 	for (const char *line = env->ignored; *line;) {

@@ -49,6 +49,22 @@ struct ntm_env_info {
 	 * stderr; "" when none was. Lines past its size are cut.
 	 */
 	char ignored[512];
+	/*
+	 * Since 0.5: the copy policy in force and the facts it keys on
+	 * (ntm_memcpy_nt(3)); 0 and "" for a caller whose struct ends above.
+	 * Below nt_short_unaligned bytes ntm_memcpy_nt() into a destination
+	 * that is not 8-byte aligned is an ordinary copy: the active
+	 * variant's short size.
+	 */
+	size_t nt_short_unaligned;
+	/*
+	 * glibc's REP MOVSB threshold, bytes (from GLIBC_TUNABLES when set
+	 * there, else glibc's formula), which caps nt_threshold_default; 0
+	 * where there is none (not x86-64 glibc).
+	 */
+	size_t glibc_rep_movsb_threshold;
+	/* The cpuid vendor nt_threshold_default keys on: "intel", "amd", "other". */
+	char cpu_vendor[16];
 };
 
 /**

@@ -228,4 +228,20 @@ expect 0 "info, NTMEM_NT_THRESHOLD=4k" env NTMEM_NT_THRESHOLD=4k "$ntmem" info
 if [ -s "$err" ]; then bad "NTMEM_NT_THRESHOLD=4k: a warning"; else
 	ok "NTMEM_NT_THRESHOLD=4k: no warning"; fi
 
+# The copy policy line: the values in force and the facts the default
+# keys on. NTMEM_ISA=sse2 is on every x86-64 CPU (1024 there; the generic
+# variant elsewhere, 256); NTMEM_NT_THRESHOLD=4k shows as set, with the
+# default beside it.
+if grep -q "below 4096 bytes" "$out" &&
+   grep -q "(NTMEM_NT_THRESHOLD; the default is [0-9]*: cpu vendor" "$out"
+then ok "info shows NTMEM_NT_THRESHOLD=4k in the copy policy"; else
+	bad "info copy policy with NTMEM_NT_THRESHOLD=4k"; sed 's/^/# /' "$out"; fi
+case $(uname -m) in x86_64) short=1024 ;; *) short=256 ;; esac
+expect 0 "info --json, NTMEM_ISA=sse2" env NTMEM_ISA=sse2 NTMEM_NT_THRESHOLD= \
+	"$ntmem" info --json
+json_ok "info --json with the copy policy parses"
+if grep -q "\"copy_policy\": {\"nt_short_unaligned\": $short, \"nt_threshold\": \([0-9]*\), \"nt_threshold_default\": \\1, \"cpu_vendor\": \"[a-z]*\", \"glibc_rep_movsb_threshold\": [0-9]*}" "$out"
+then ok "info --json copy_policy: the variant's short size, the default"; else
+	bad "info --json copy_policy"; grep copy_policy "$out" | sed 's/^/# /'; fi
+
 exit $fail

@@ -165,9 +165,45 @@ static void test_env(void **state)
 	for (size_t i = 0; i < sizeof(big.past); i++)
 		assert_int_equal(big.past[i], 0);
 
+	/*
+	 * The copy policy fields (0.5): the active variant's short size,
+	 * the facts the default keys on.
+	 */
+	switch (ntm_variant_isa(ntm_variant_active())) {
+	case NTM_ISA_AVX2:
+		assert_int_equal(info.nt_short_unaligned, 512);
+		break;
+	case NTM_ISA_SSE2:
+		assert_int_equal(info.nt_short_unaligned, 1024);
+		break;
+	default:
+		assert_int_equal(info.nt_short_unaligned, 256);
+	}
+	assert_true(strcmp(info.cpu_vendor, "intel") == 0 ||
+		    strcmp(info.cpu_vendor, "amd") == 0 ||
+		    strcmp(info.cpu_vendor, "other") == 0);
+#if defined(__x86_64__) && defined(__GLIBC__)
+	assert_true(info.glibc_rep_movsb_threshold >= 256);
+#else
+	assert_int_equal(info.glibc_rep_movsb_threshold, 0);
+#endif
+
+	/* A caller of the first release: its fields, nothing past them. */
+	memset(&big, 0xa5, sizeof(big));
+	assert_int_equal(ntm_introspect_env(&big.info, offsetof(struct ntm_env_info,
+						     nt_short_unaligned)), 0);
+	assert_memory_equal(&big.info, &info,
+			    offsetof(struct ntm_env_info, nt_short_unaligned));
+	for (size_t i = offsetof(struct ntm_env_info, nt_short_unaligned);
+	     i < sizeof(big); i++)
+		assert_int_equal(((unsigned char *)&big)[i], 0xa5);
+
 	/* Too small, or no struct: refused, nothing written. */
 	memset(&big, 0xa5, sizeof(big));
-	assert_int_equal(ntm_introspect_env(&big.info, sizeof(info) - 1), -EINVAL);
+	assert_int_equal(ntm_introspect_env(&big.info,
+					    offsetof(struct ntm_env_info,
+						     nt_short_unaligned) - 1),
+			 -EINVAL);
 	assert_non_null(strstr(ntm_errmsg(), "size"));
 	for (size_t i = 0; i < sizeof(big); i++)
 		assert_int_equal(((unsigned char *)&big)[i], 0xa5);
