@@ -56,6 +56,20 @@ static int region_deep_flush(dev_t rdev)
 		return pmem2_err(PMEM2_E_DAX_REGION_NOT_FOUND, "pmem2_deep_flush: "
 				 "region path too long");
 	strcat(dir, "/deep_flush");
+	/*
+	 * "0": the region has no flush hints, nothing to flush (the kernel
+	 * makes the file read-only then: a write is EACCES). PMDK reads it
+	 * first too.
+	 */
+	fd = open(dir, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char now[2];
+		ssize_t n = read(fd, now, sizeof(now));
+
+		close(fd);
+		if (n >= 1 && now[0] == '0')
+			return 0;
+	}
 	fd = open(dir, O_WRONLY | O_CLOEXEC);
 	/* A region without the attribute: a fence was all software could do. */
 	if (fd < 0)

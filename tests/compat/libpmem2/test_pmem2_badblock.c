@@ -13,7 +13,9 @@
  *              clearing goes to the bus's control device (absent here);
  *              mcsafe I/O through a mapping, where a page that faults
  *              (/dev/zero's past its shmem object) is PMEM2_E_IO_FAIL,
- *              also after the program installed its own SIGBUS handler
+ *              also after the program installed its own SIGBUS handler;
+ *              its alignment where the devdax is on the dax bus; a deep
+ *              flush that leaves a region's deep_flush of "0" alone
  *   fsdax_*    a file on the scratch file system, whose block device the
  *              tree makes a pmem namespace with a bad range where FIEMAP
  *              says the file's second page is: next() gives that page;
@@ -476,6 +478,58 @@ static void test_devdax_align_dax_bus(void **state)
 	close(fd);
 }
 
+/* The first bytes of the tree's file @rel, as a string. */
+static void read_sysfs(const char *root, const char *rel, char *buf, size_t n)
+{
+	char path[512];
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	got = read(fd, buf, n - 1);
+	assert_true(got >= 0);
+	buf[got] = '\0';
+	close(fd);
+}
+
+/*
+ * pmem2_deep_flush() of a devdax map: the region's deep_flush says "0"
+ * where it has no flush hints (the kernel then makes the file read-only:
+ * a write would be EACCES), and is left alone; "1" is written to.
+ */
+static void test_devdax_deep_flush(void **state)
+{
+	struct tree *t = *state;
+	struct pmem2_config *cfg;
+	struct pmem2_source *src;
+	struct pmem2_map *map;
+	char text[8];
+	int fd;
+
+	devdax_tree(t->root);
+	st_put(t->root, REGION "/deep_flush", "0\n");
+	src = zero_source(&fd);
+	assert_int_equal(pmem2_config_new(&cfg), 0);
+	assert_int_equal(pmem2_config_set_required_store_granularity(cfg,
+			 PMEM2_GRANULARITY_PAGE), 0);
+	assert_int_equal(pmem2_map_new(&map, cfg, src), 0);
+	assert_int_equal(pmem2_deep_flush(map, pmem2_map_get_address(map),
+					  4096), 0);
+	read_sysfs(t->root, REGION "/deep_flush", text, sizeof(text));
+	assert_string_equal(text, "0\n");
+	st_put(t->root, REGION "/deep_flush", "9\n");
+	assert_int_equal(pmem2_deep_flush(map, pmem2_map_get_address(map),
+					  4096), 0);
+	read_sysfs(t->root, REGION "/deep_flush", text, sizeof(text));
+	assert_string_equal(text, "1\n");
+	assert_int_equal(pmem2_map_delete(&map), 0);
+	pmem2_config_delete(&cfg);
+	pmem2_source_delete(&src);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +540,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_devdax_mcsafe,
 						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_devdax_align_dax_bus,
+						tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_devdax_deep_flush,
 						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fsdax_badblocks,
 						tree_setup, tree_teardown),
