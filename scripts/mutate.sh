@@ -109,7 +109,9 @@ calls_re=$(printf '%s' "$calls" | tr ' ' '|')
 #   - a primitive named after its instruction (clwb_line(), _mm_sfence(),
 #     __builtin_ia32_clflushopt(), ...): the write-back loops' bodies;
 insn="clwb|clflushopt|clflush|sfence|mfence|cvap|cvac|cvadp"
-#   - a write-back through a function pointer named flush (d->flush(...));
+#   - a write-back through a function pointer named flush (d->flush(...)),
+#     or a persist through one named persist_fn (a libpmem2 map's:
+#     map->persist_fn(...), the async copies' persist step, the deep flush);
 #   - an asm statement whose text holds one of those instructions (or the
 #     Arm ones: dc cvap/cvac, dsb) - unless the function it sits in also
 #     has an NTM_REC(): then it is a recorded primitive (ntmem/hook.h), the
@@ -205,7 +207,7 @@ function extent(l, c, el, ec,    s, k) {
 END {
 	site_re = "\\((" calls ")\\)[ \t]*\\(|(" calls ")[ \t]*\\(|" \
 		"[A-Za-z0-9_]*(" insn ")[A-Za-z0-9_]*[ \t]*\\(|" \
-		"([A-Za-z_][A-Za-z0-9_]*(->|\\.))+flush[ \t]*\\(|" \
+		"([A-Za-z_][A-Za-z0-9_]*(->|\\.))+(flush|persist_fn)[ \t]*\\(|" \
 		"(__asm__|asm)[ \t]*(volatile|__volatile__)?[ \t]*\\("
 	applied = 0
 	for (l = 1; l <= NR; l++) {
