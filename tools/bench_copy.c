@@ -25,7 +25,8 @@
  *            semantics: nt rows (the inline path through the
  *            ntm_memcpy_nt() front door among them) against glibc memcpy
  *            and PMDK; flush rows against glibc memcpy + ntm_flush and
- *            PMDK. Below 1 is faster.
+ *            PMDK. Below 1 is faster. The pmem2 row against pmem2-pmdk
+ *            alone: the same function of the same library's interface.
  *
  * Rows: "inline" is the constant-size path as a default build compiles it
  * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
@@ -36,13 +37,20 @@
  * NTMEM_PERSIST_DOMAIN=cpu_cache the flush row is the cpu_cache copy);
  * then the peers. The variant rows are its copies as they are; the
  * dispatched ones add ntm_memcpy_flush()'s copy policy (NTMEM_NT_THRESHOLD).
+ * Last, libpmem2's memcpy function, pmem2_get_memcpy_fn(map)(NONTEMPORAL |
+ * NODRAIN), of ntmem's drop-in ("pmem2") and of PMDK's ("pmem2-pmdk"),
+ * each on a map of the same destination made with pmem2_map_from_existing()
+ * at cache-line granularity (peer_pmem2.c): the same stores and write-back
+ * for both, whatever memory the region is.
  *
- * After the table: the worst default path against its best peer, and the
+ * After the table: the worst default path against its best peer, the
+ * worst and best pmem2 over pmem2-pmdk, and the
  * dispatched ntm_memcpy_nt() over the inline path of the same size, what
  * the out-of-line call costs. --calibrate is bench_calibrate.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,10 +65,11 @@
 #include "commands.h"
 #include "parse.h"
 #include "peer_pmdk.h"
+#include "peer_pmem2.h"
 
 #define MAX_SIZES 64
 #define MAX_ALIGNS 16
-#define MAX_CASES 24
+#define MAX_CASES 32
 
 enum sem { SEM_LIMIT, SEM_NT, SEM_FLUSH, SEM_BOTH };
 static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
@@ -72,6 +81,7 @@ enum kind {
 	K_GLIBC,	/* memcpy() */
 	K_GLIBC_FLUSH,	/* memcpy() + ntm_flush() of the copied range */
 	K_PMDK,		/* pmem_memcpy(NONTEMPORAL | NODRAIN) */
+	K_PMEM2,	/* a map's memcpy (NONTEMPORAL | NODRAIN) */
 };
 
 struct copy_case {
@@ -80,6 +90,8 @@ struct copy_case {
 	const char *impl;
 	void *(*fn)(void *dst, const void *src, size_t n);	/* K_VARIANT */
 	inline_loop_fn inline_loop;				/* K_INLINE */
+	peer_pmem2_memcpy_fn pmem2_memcpy;			/* K_PMEM2 */
+	bool ntmem_pmem2;	/* K_PMEM2: ntmem's drop-in, not PMDK's */
 	double ns[BENCH_MAX_RUNS];
 	struct bench_stats st;
 };
@@ -97,6 +109,8 @@ struct options {
 };
 
 static const struct peer_pmdk *pmdk_peer;
+/* libpmem2's, mapped over the destination: ntmem's drop-in and PMDK's */
+static const struct peer_pmem2 *pmem2_ntmem, *pmem2_pmdk;
 static const struct ntm_variant *limit_variant;
 static ntm_memset_fn limit_fill;	/* limit_variant's, fetched once */
 
@@ -141,6 +155,18 @@ static void pmdk_loop(const struct loop *l)
 			    PEER_PMEM_F_MEM_NONTEMPORAL | PEER_PMEM_F_MEM_NODRAIN);
 }
 
+/* As pmdk_loop(), through the memcpy function of a libpmem2 map. */
+static void pmem2_loop(peer_pmem2_memcpy_fn pmem2_memcpy, const struct loop *l)
+{
+	unsigned char *d = l->dst;
+	const unsigned char *src = l->src;
+	size_t size = l->size, count = l->count;
+
+	for (size_t i = 0; i < count; i++, d += size)
+		pmem2_memcpy(d, src, size, PEER_PMEM2_F_MEM_NONTEMPORAL |
+					   PEER_PMEM2_F_MEM_NODRAIN);
+}
+
 /*
  * The untimed write-back before each run. ntm_persist() writes nothing
  * back in a cpu_cache domain (or under NTMEM_FLUSH=none); ntm_invalidate()
@@ -178,6 +204,9 @@ static double time_case(const struct copy_case *c, const struct loop *l,
 		break;
 	case K_PMDK:
 		pmdk_loop(l);
+		break;
+	case K_PMEM2:
+		pmem2_loop(c->pmem2_memcpy, l);
 		break;
 	}
 	/* Every case ends drained: NT stores are only done once ordered. */
@@ -247,6 +276,12 @@ static int build_cases(const struct options *o, size_t size,
 	ADD(.sem = SEM_FLUSH, .kind = K_GLIBC_FLUSH, .impl = "glibc+flush");
 	if (pmdk_peer)
 		ADD(.sem = SEM_BOTH, .kind = K_PMDK, .impl = "pmdk");
+	if (pmem2_ntmem)
+		ADD(.sem = SEM_BOTH, .kind = K_PMEM2, .impl = "pmem2",
+		    .pmem2_memcpy = pmem2_ntmem->memcpy, .ntmem_pmem2 = true);
+	if (pmem2_pmdk)
+		ADD(.sem = SEM_BOTH, .kind = K_PMEM2, .impl = "pmem2-pmdk",
+		    .pmem2_memcpy = pmem2_pmdk->memcpy);
 #undef ADD
 	return n;
 }
@@ -289,9 +324,40 @@ struct worst {
 	char where[96];
 };
 
+/* pmem2 over pmem2-pmdk, worst and best over every group. */
+struct pmem2_verdict {
+	struct worst worst, best;
+};
+
+/* The pmem2-pmdk row's median, NaN when it has none. */
+static double pmem2_pmdk_median(const struct copy_case *cases, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (cases[i].kind == K_PMEM2 && !cases[i].ntmem_pmem2)
+			return cases[i].st.median;
+	return NAN;
+}
+
+/* The x_peer of @c: its best peer, or for pmem2, PMDK's libpmem2. */
+static double peer_median(const struct copy_case *cases, int n,
+			  const struct copy_case *c)
+{
+	switch (c->kind) {
+	case K_PMEM2:
+		return c->ntmem_pmem2 ? pmem2_pmdk_median(cases, n) : NAN;
+	case K_LIMIT:
+	case K_GLIBC:
+	case K_GLIBC_FLUSH:
+	case K_PMDK:
+		return NAN;
+	default:
+		return best_peer(cases, n, c->sem);
+	}
+}
+
 static void emit_group(struct report *r, const struct options *o, size_t size,
 		       size_t align, struct copy_case *cases, int n,
-		       struct worst *worst)
+		       struct worst *worst, struct pmem2_verdict *pv)
 {
 	double limit = cases[0].st.median;
 	char sname[32];
@@ -299,11 +365,7 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 	parse_size_name(size, sname, sizeof(sname));
 	for (int i = 0; i < n; i++) {
 		struct copy_case *c = &cases[i];
-		double peer = c->kind == K_LIMIT || c->kind == K_GLIBC ||
-					      c->kind == K_GLIBC_FLUSH || c->kind == K_PMDK
-				      ? NAN
-				      : best_peer(cases, n, c->sem);
-		double x_peer = c->st.median / peer;
+		double x_peer = c->st.median / peer_median(cases, n, c);
 		union report_cell cell[NCOLS] = {
 			{ .s = sname }, { .i = (long long)size },
 			{ .i = (long long)align },
@@ -328,6 +390,18 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 			snprintf(worst->where, sizeof(worst->where),
 				 "size %s dst+%zu %s %s", sname, align,
 				 sem_names[c->sem], c->impl);
+		}
+		if (c->kind != K_PMEM2 || isnan(x_peer))
+			continue;
+		if (!pv->worst.where[0] || x_peer > pv->worst.ratio) {
+			pv->worst.ratio = x_peer;
+			snprintf(pv->worst.where, sizeof(pv->worst.where),
+				 "size %s dst+%zu", sname, align);
+		}
+		if (!pv->best.where[0] || x_peer < pv->best.ratio) {
+			pv->best.ratio = x_peer;
+			snprintf(pv->best.where, sizeof(pv->best.where),
+				 "size %s dst+%zu", sname, align);
 		}
 	}
 }
@@ -365,16 +439,57 @@ static void note_call_cost(struct call_cost *cc, size_t size, size_t align,
 		 disp / inl_avx);
 }
 
+/*
+ * Both libpmem2s, each with a map of the destination region: PMDK's first
+ * (by its soname: once ntmem's is loaded, that name would return it),
+ * then ntmem's drop-in. One that cannot be had leaves its pointer NULL
+ * and says why in @why[0] (ntmem's) or @why[1] (PMDK's).
+ */
+static void load_pmem2(const struct options *o, struct bench_region *dst,
+		       size_t dst_len, const void *src, struct peer_pmem2 *ntmem,
+		       struct peer_pmem2 *pmdk, char why[2][PATH_MAX + 160],
+		       char *path, size_t plen)
+{
+	size_t wlen = sizeof(why[0]);
+
+	pmem2_ntmem = pmem2_pmdk = NULL;
+	snprintf(why[1], wlen, "disabled (--no-pmdk)");
+	if (o->pmdk && peer_pmem2_load(pmdk, why[1], wlen)) {
+		if (peer_pmem2_map(pmdk, dst->base, dst_len, why[1], wlen))
+			pmem2_pmdk = pmdk;
+		else
+			peer_pmem2_unload(pmdk);
+	}
+	if (peer_pmem2_dropin_path(path, plen, why[0], wlen) &&
+	    peer_pmem2_load_path(ntmem, path, why[0], wlen)) {
+		if (peer_pmem2_map(ntmem, dst->base, dst_len, why[0], wlen))
+			pmem2_ntmem = ntmem;
+		else
+			peer_pmem2_unload(ntmem);
+	}
+	/*
+	 * One copy each, untimed: what a library sets up on its first copy
+	 * (ntmem's drop-in embeds its own ntmem, which picks its variant
+	 * then) is no part of a copy's cost.
+	 */
+	if (pmem2_pmdk)
+		pmem2_pmdk->memcpy(dst->base, src, 64, PEER_PMEM2_F_MEM_NONTEMPORAL);
+	if (pmem2_ntmem)
+		pmem2_ntmem->memcpy(dst->base, src, 64, PEER_PMEM2_F_MEM_NONTEMPORAL);
+}
+
 static int run(const struct options *o)
 {
 	struct bench_region dst = { 0 }, src = { 0 };
 	struct copy_case cases[MAX_CASES];
 	struct peer_pmdk pmdk;
+	struct peer_pmem2 p2_ntmem, p2_pmdk;
 	struct report rep;
 	struct worst worst = { 0, "" };
+	struct pmem2_verdict pv = { { 0, "" }, { 0, "" } };
 	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
-	char why[256], buf[160];
+	char why[256], buf[160], p2_why[2][PATH_MAX + 160], path[PATH_MAX];
 	int groups = o->nsizes * o->naligns, done = 0;
 
 	for (int i = 0; i < o->nsizes; i++)
@@ -394,6 +509,8 @@ static int run(const struct options *o)
 	pmdk_peer = NULL;
 	if (o->pmdk && peer_pmdk_load(&pmdk, why, sizeof(why)))
 		pmdk_peer = &pmdk;
+	load_pmem2(o, &dst, dst_len, src.base, &p2_ntmem, &p2_pmdk, p2_why, path,
+		   sizeof(path));
 
 	report_init(&rep, bench_format(o->json, o->csv),
 		    "ntmem bench copy", columns, NCOLS);
@@ -414,9 +531,11 @@ static int run(const struct options *o)
 		    "before each run, huge pages %s (THP %s)", o->huge ? "requested" : "not requested",
 		    bench_thp_mode(buf, sizeof(buf)));
 	report_meta(&rep, "pmdk", "%s", pmdk_peer ? pmdk.path : o->pmdk ? why : "disabled");
+	report_meta(&rep, "pmem2", "%s", pmem2_ntmem ? p2_ntmem.path : p2_why[0]);
+	report_meta(&rep, "pmem2-pmdk", "%s", pmem2_pmdk ? p2_pmdk.path : p2_why[1]);
 	report_meta(&rep, "ratios", "x_limit = time / nt-fill time for the same "
 		    "bytes; x_peer = time / best of glibc and pmdk with the same "
-		    "semantics (below 1 is faster)");
+		    "semantics, for pmem2 / pmem2-pmdk (below 1 is faster)");
 
 	for (int si = 0; si < o->nsizes; si++) {
 		size_t size = o->sizes[si];
@@ -440,7 +559,7 @@ static int run(const struct options *o)
 				}
 			for (int c = 0; c < n; c++)
 				bench_stats(cases[c].ns, o->runs, &cases[c].st);
-			emit_group(&rep, o, size, align, cases, n, &worst);
+			emit_group(&rep, o, size, align, cases, n, &worst, &pv);
 			note_call_cost(&cost, size, align, cases, n);
 		}
 	}
@@ -449,6 +568,10 @@ static int run(const struct options *o)
 	if (rep.format == REPORT_TABLE && worst.where[0])
 		printf("worst default path against the best peer: %.2fx (%s)\n",
 		       worst.ratio, worst.where);
+	if (rep.format == REPORT_TABLE && pv.worst.where[0])
+		printf("libpmem2 memcpy, ntmem over PMDK: worst %.2fx (%s), "
+		       "best %.2fx (%s)\n", pv.worst.ratio, pv.worst.where,
+		       pv.best.ratio, pv.best.where);
 	if (rep.format == REPORT_TABLE && cost.n)
 		printf("variable-size ntm_memcpy_nt() over the inline path "
 		       "(medians):\n");
@@ -457,6 +580,10 @@ static int run(const struct options *o)
 
 	if (pmdk_peer)
 		peer_pmdk_unload(&pmdk);
+	if (pmem2_ntmem)
+		peer_pmem2_unload(&p2_ntmem);
+	if (pmem2_pmdk)
+		peer_pmem2_unload(&p2_pmdk);
 	bench_region_free(&src);
 	bench_region_free(&dst);
 	return 0;
@@ -468,7 +595,9 @@ static void usage(FILE *out)
 	      "\n"
 	      "Copy throughput of every copy variant against glibc memcpy, PMDK\n"
 	      "pmem_memcpy (when libpmem.so.1 is installed) and the streaming-write\n"
-	      "limit of this machine, all measured in the same run.\n"
+	      "limit of this machine, and libpmem2's memcpy function of ntmem's\n"
+	      "drop-in against PMDK's (when libpmem2.so.1 is installed), all\n"
+	      "measured in the same run.\n"
 	      "\n"
 	      "  -s, --sizes LIST    copy sizes, e.g. 8,64,4k,1m (default: 8 B to 64 MiB)\n"
 	      "  -a, --align LIST    destination offsets from a page boundary (default 0,1)\n"
@@ -479,7 +608,7 @@ static void usage(FILE *out)
 	      "      --var-only      only the out-of-line rows\n"
 	      "  -c, --cpu N         pin to CPU N (default: the current CPU)\n"
 	      "      --no-huge       do not ask for transparent huge pages\n"
-	      "      --no-pmdk       do not load PMDK's libpmem\n"
+	      "      --no-pmdk       do not load PMDK's libpmem and libpmem2\n"
 	      "      --quick         8 sizes, offset 0 (unless --sizes, --align given)\n"
 	      "      --calibrate     where non-temporal stores beat cached stores +\n"
 	      "                      write-back, and the NTMEM_NT_THRESHOLD and\n"
