@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include <ntmem.h>
+#include <ntmem/introspect.h>
 
 #include "bench.h"
 #include "bench_calibrate.h"
@@ -440,6 +441,50 @@ static void note_call_cost(struct call_cost *cc, size_t size, size_t align,
 }
 
 /*
+ * The NTMEM_* variables this process's ntmem ignored, unset while ntmem's
+ * drop-in (which embeds its own ntmem) reads the environment, and put
+ * back: an ignored value is as good as none, and the user has been
+ * warned about each once already.
+ */
+struct hidden_env {
+	char *name[8], *value[8];
+	int n;
+};
+
+static void hide_ignored_env(struct hidden_env *h)
+{
+	struct ntm_env_info info;
+
+	h->n = 0;
+	if (ntm_introspect_env(&info, sizeof(info)))
+		return;
+	for (const char *line = info.ignored; *line && h->n < 8;) {
+		size_t len = strcspn(line, "=\n");
+		char *name = strndup(line, len);
+		const char *value = name ? getenv(name) : NULL;
+
+		if (value && (h->value[h->n] = strdup(value))) {
+			h->name[h->n++] = name;
+			unsetenv(name);
+		} else {
+			free(name);
+		}
+		line += strcspn(line, "\n");
+		line += *line == '\n';
+	}
+}
+
+static void restore_ignored_env(struct hidden_env *h)
+{
+	for (int i = 0; i < h->n; i++) {
+		setenv(h->name[i], h->value[i], 1);
+		free(h->name[i]);
+		free(h->value[i]);
+	}
+	h->n = 0;
+}
+
+/*
  * Both libpmem2s, each with a map of the destination region: PMDK's first
  * (by its soname: once ntmem's is loaded, that name would return it),
  * then ntmem's drop-in. One that cannot be had leaves its pointer NULL
@@ -451,6 +496,7 @@ static void load_pmem2(const struct options *o, struct bench_region *dst,
 		       char *path, size_t plen)
 {
 	size_t wlen = sizeof(why[0]);
+	struct hidden_env hidden;
 
 	pmem2_ntmem = pmem2_pmdk = NULL;
 	snprintf(why[1], wlen, "disabled (--no-pmdk)");
@@ -460,6 +506,7 @@ static void load_pmem2(const struct options *o, struct bench_region *dst,
 		else
 			peer_pmem2_unload(pmdk);
 	}
+	hide_ignored_env(&hidden);
 	if (peer_pmem2_dropin_path(path, plen, why[0], wlen) &&
 	    peer_pmem2_load_path(ntmem, path, why[0], wlen)) {
 		if (peer_pmem2_map(ntmem, dst->base, dst_len, why[0], wlen))
@@ -476,6 +523,7 @@ static void load_pmem2(const struct options *o, struct bench_region *dst,
 		pmem2_pmdk->memcpy(dst->base, src, 64, PEER_PMEM2_F_MEM_NONTEMPORAL);
 	if (pmem2_ntmem)
 		pmem2_ntmem->memcpy(dst->base, src, 64, PEER_PMEM2_F_MEM_NONTEMPORAL);
+	restore_ignored_env(&hidden);
 }
 
 static int run(const struct options *o)

@@ -95,6 +95,13 @@ if [ -n "$pmdk" ]; then
 		ok "csv has the pmem2-pmdk row" || bad "csv has the pmem2-pmdk row"
 fi
 
+# An ignored value is warned about once: ntmem's drop-in embeds its own
+# ntmem, which is not shown it again.
+# shellcheck disable=SC2086
+expect 0 "bench copy, an ignored value" env NTMEM_ISA=nope "$ntmem" bench copy $tiny --csv
+[ "$(grep -c "NTMEM_ISA=nope ignored" "$err")" = 1 ] && ok "one warning with the drop-in loaded" ||
+	{ bad "one warning with the drop-in loaded"; sed 's/^/# /' "$err"; }
+
 # --no-pmdk: no PMDK library at all, ntmem's drop-in still measured.
 # shellcheck disable=SC2086
 expect 0 "bench copy --no-pmdk" ntm bench copy $tiny --json --no-pmdk
