@@ -14,8 +14,13 @@
  * ntmem has no asynchronous engine (no DSA), so as PMDK's default mover
  * it makes the copy in the polling thread, with the map's
  * pmem2_get_mem*_fn() function, and the operation is complete on the
- * first poll. Which step makes the stores durable (PMDK's rule):
- *   BYTE        neither (a fence-free domain, or nothing to persist)
+ * first poll. Which step makes the stores durable (PMDK's rule, but for
+ * BYTE):
+ *   BYTE        the persist step, a fence: PMDK adds none, but the
+ *               map's memcpy may store non-temporally even with NOFLUSH,
+ *               and in a cpu_cache domain such stores are durable only
+ *               after a fence; pmem2_async(3) promises the data durable
+ *               once the future is complete (the recorder test proves it)
  *   PAGE        the persist step (msync) after an unflushed copy
  *   CACHE_LINE  the mover, asked for VDM_F_MEM_DURABLE, when it has any
  *               capability (the default mover's copy is non-temporal);
@@ -296,7 +301,7 @@ static bool plan(const struct pmem2_map *map, uint64_t *vflags)
 	*vflags = 0;
 	switch (map->granularity) {
 	case PMEM2_GRANULARITY_BYTE:
-		return false;
+		return true;	/* a fence: see the table above */
 	case PMEM2_GRANULARITY_CACHE_LINE:
 		if (durable)
 			*vflags = VDM_F_MEM_DURABLE;

@@ -40,7 +40,10 @@ static enum future_state poll1(struct pmem2_future *f)
 	return future_poll(FUTURE_AS_RUNNABLE(f), NULL);
 }
 
-/* Anonymous memory (BYTE): copy, fill, move, each complete in one poll. */
+/*
+ * Anonymous memory (BYTE): copy, fill, move, each complete in one poll,
+ * the fence of the persist step included.
+ */
 static void default_mover_byte(void **state)
 {
 	static char src[LEN];
@@ -55,10 +58,15 @@ static void default_mover_byte(void **state)
 	f = pmem2_memcpy_async(map, addr, src, LEN, 0);
 	assert_int_equal(FUTURE_STATE(&f), FUTURE_STATE_IDLE);
 	assert_int_equal(addr[0], 0);	/* nothing before the first poll */
-	/* No persist step: the operation is the chain's last link. */
-	assert_true(f.data.op.flags & FUTURE_CHAIN_FLAG_ENTRY_LAST);
+	/*
+	 * A persist step follows (BYTE's persist is the fence a cpu_cache
+	 * domain needs after non-temporal stores; PMDK has none here).
+	 */
+	assert_false(f.data.op.flags & FUTURE_CHAIN_FLAG_ENTRY_LAST);
+	assert_ptr_equal(f.data.fin.fut.persist.data.ptr, addr);
 	assert_int_equal(f.data.op.fut.data.operation.data.memcpy.flags, 0);
 	assert_int_equal(poll1(&f), FUTURE_STATE_COMPLETE);
+	assert_true(f.data.fin.flags & FUTURE_CHAIN_FLAG_ENTRY_PROCESSED);
 	assert_ptr_equal(FUTURE_OUTPUT(&f)->dest, addr);
 	assert_int_equal(f.data.op.fut.output.result, VDM_SUCCESS);
 	assert_ptr_equal(f.data.op.fut.output.output.memcpy.dest, addr);
