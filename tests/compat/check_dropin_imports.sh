@@ -1,17 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check_dropin_imports.sh LIBPMEM_SO LIBPMEMBLK_SO [WATCH_SO] - the drop-ins call libc
+# check_dropin_imports.sh LIBPMEM_SO LIBPMEMBLK_SO [WATCH_SO [LIBPMEM2_SO]] -
+# the drop-ins call libc
 # by the names PMDK's libraries call it: no drop-in imports NAME64 (the
 # large-file twin _FILE_OFFSET_BITS=64 redirects NAME to) where Debian's
 # library of the same SONAME imports NAME. On LP64 the two are one
 # function, but a mock or an LD_PRELOAD shim written for PMDK defines NAME
 # and would never see the drop-in's calls (ftruncate, posix_fallocate,
 # open, mmap, fstat, ...). WATCH_SO, ntmem check's library, is a libpmem
-# too: programs load it as libpmem.so.1 under the checker.
+# and a libpmem2 too: programs load it as either under the checker.
 #
 # Debian's libraries are looked for in /lib/$($CC -print-multiarch)
-# ($PMDK_LIBPMEM, $PMDK_LIBPMEMBLK override); a drop-in whose PMDK twin is
+# ($PMDK_LIBPMEM, $PMDK_LIBPMEMBLK, $PMDK_LIBPMEM2 override); a drop-in whose PMDK twin is
 # not installed is skipped. Exit 0 pass, 1 fail, 77 skip (no nm, or
 # neither of Debian's libraries).
 set -u
@@ -22,8 +23,8 @@ if ! command -v "$NM" >/dev/null 2>&1; then
 	echo "SKIP: $NM not found"
 	exit 77
 fi
-if [ $# -ne 2 ] && [ $# -ne 3 ]; then
-	echo "usage: $0 LIBPMEM_SO LIBPMEMBLK_SO [WATCH_SO]" >&2
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then
+	echo "usage: $0 LIBPMEM_SO LIBPMEMBLK_SO [WATCH_SO [LIBPMEM2_SO]]" >&2
 	exit 1
 fi
 # ok, bad; fail, $out, $err
@@ -75,8 +76,14 @@ checked=0
 compare libpmem "$1" "${PMDK_LIBPMEM:-$pmdk_dir/libpmem.so.1}" && checked=1
 compare libpmemblk "$2" "${PMDK_LIBPMEMBLK:-$pmdk_dir/libpmemblk.so.1}" &&
 	checked=1
-if [ $# -eq 3 ]; then
+if [ $# -ge 3 ]; then
 	compare libpmem "$3" "${PMDK_LIBPMEM:-$pmdk_dir/libpmem.so.1}" &&
+		checked=1
+fi
+if [ $# -eq 4 ]; then
+	compare libpmem2 "$4" "${PMDK_LIBPMEM2:-$pmdk_dir/libpmem2.so.1}" &&
+		checked=1
+	compare libpmem2 "$3" "${PMDK_LIBPMEM2:-$pmdk_dir/libpmem2.so.1}" &&
 		checked=1
 fi
 if [ "$checked" -eq 0 ] && [ "$fail" -eq 0 ]; then
