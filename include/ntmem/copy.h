@@ -24,7 +24,10 @@
  *                       and shorter than NTMEM_NT_THRESHOLD bytes (unless
  *                       set, the CPU's default: 1536 on Intel, 256
  *                       elsewhere, at most glibc's REP MOVSB threshold)
- *                       is made with ordinary stores; any
+ *                       is made with ordinary stores; a longer one to
+ *                       such a destination stores its whole lines
+ *                       non-temporally and its partial head and tail
+ *                       lines with ordinary stores (as PMDK does); any
  *                       other non-temporally, its 1-3 head and tail bytes
  *                       with ordinary stores. What is stored ordinarily
  *                       has its lines written back (CLWB > CLFLUSHOPT >

@@ -458,6 +458,12 @@ static size_t threshold_from_env(void)
 	return (size_t)t;
 }
 
+/* The units of [lo, hi) in the NT state; none in an empty range. */
+static size_t nt_units(uintptr_t lo, uintptr_t hi)
+{
+	return lo < hi ? query(lo, hi).units[NTM_CHECK_NT] : 0;
+}
+
 static void threshold_case(size_t n, unsigned off, size_t threshold)
 {
 	static const struct target t = { .name = "ntm_memcpy_flush" };
@@ -465,12 +471,18 @@ static void threshold_case(size_t n, unsigned off, size_t threshold)
 	uintptr_t a = (uintptr_t)d;
 	bool cached = (off & 7) && n < threshold;
 	/*
-	 * The NT path stores the 4-byte words between the ordinary head and
-	 * tail bytes; a unit it stores whole is NT, if there is one.
+	 * The NT path into an 8-byte aligned destination stores the 4-byte
+	 * words between the ordinary head and tail bytes; a unit it stores
+	 * whole is NT, if there is one. Into an unaligned one it stores only
+	 * the whole lines non-temporally, as PMDK does: the partial head and
+	 * tail lines go through the cache and are written back (a partial
+	 * line's NT stores each cost a partial write).
 	 */
 	uintptr_t nt_lo = up(a, 4) < a + n ? up(a, 4) : a + n;
 	uintptr_t nt_hi = nt_lo + ((a + n - nt_lo) & ~(uintptr_t)3);
-	bool nt_word = up(nt_lo, UNIT) + UNIT <= nt_hi;
+	uintptr_t lines_lo = up(a, LINE), lines_hi = down(a + n, LINE);
+	bool whole_line = lines_lo < lines_hi;
+	bool nt_word = (off & 7) ? whole_line : up(nt_lo, UNIT) + UNIT <= nt_hi;
 	struct ntm_check_counts c;
 
 	ntm_check_reset();
@@ -488,6 +500,12 @@ static void threshold_case(size_t n, unsigned off, size_t threshold)
 	if (!cached && nt_word && !c.units[NT_STATE])
 		FAIL(&t, "from the threshold", n, off,
 		     "no non-temporal store");
+	if (!cached && (off & 7) &&
+	    (whole_line ? nt_units(down(a, UNIT), lines_lo) ||
+			  nt_units(lines_hi, up(a + n, UNIT))
+			: c.units[NTM_CHECK_NT]))
+		FAIL(&t, "from the threshold", n, off,
+		     "non-temporal stores in a partial line");
 	(ntm_drain)();
 }
 
@@ -495,7 +513,8 @@ static void threshold_case(size_t n, unsigned off, size_t threshold)
  * ntm_memcpy_flush()'s copy policy (src/copy.c): below NTMEM_NT_THRESHOLD
  * (the CPU's default unless the environment says otherwise) a copy to a destination that
  * is not 8-byte aligned goes through the cache and has its lines written
- * back; from it, and at every size to an 8-byte aligned destination,
+ * back; from it, non-temporal stores for its whole lines only (the partial
+ * ones as below it), and at every size to an 8-byte aligned destination,
  * non-temporal stores. Needs NT stores and a write-back to tell them apart.
  */
 static void test_flush_threshold(void **state)
