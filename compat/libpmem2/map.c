@@ -26,6 +26,7 @@
 
 #include <ntmem/embed.h>	/* ntm_persist_domain_system() */
 
+#include "interval.h"	/* src/interval/: the registry of live maps */
 #include "pmem2.h"
 #include "watch.h"	/* src/watch/: ntmem check's hooks */
 
@@ -40,57 +41,43 @@
 
 /* --- the registry ---------------------------------------------------------- */
 
-/* The live maps, in no order: a program has few. */
+/*
+ * The live maps by address, in the interval table the other address-keyed
+ * registries use (src/interval/); changed and read under registry_lock,
+ * which also keeps the maps it names alive while a caller compares them.
+ */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pmem2_map **registry;
-static size_t registry_len, registry_cap;
-
-static bool overlaps(const struct pmem2_map *m, uintptr_t lo, uintptr_t hi)
-{
-	uintptr_t a = (uintptr_t)m->addr;
-
-	return a < hi && lo < a + m->size;
-}
+static struct ntm_interval_table registry = NTM_INTERVAL_TABLE_INIT(0);
 
 int pmem2_map_register(struct pmem2_map *map)
 {
-	uintptr_t lo = (uintptr_t)map->addr, hi = lo + map->size;
-	int ret = 0;
+	uintptr_t lo = (uintptr_t)map->addr;
+	int ret;
 
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < registry_len && !ret; i++)
-		if (overlaps(registry[i], lo, hi))
-			ret = PMEM2_E_MAP_EXISTS;
-	if (!ret && registry_len == registry_cap) {
-		size_t cap = registry_cap ? 2 * registry_cap : 16;
-		struct pmem2_map **r = realloc(registry, cap * sizeof(*r));
-
-		if (r) {
-			registry = r;
-			registry_cap = cap;
-		} else {
-			ret = -ENOMEM;
-		}
-	}
-	if (!ret)
-		registry[registry_len++] = map;
+	ret = ntm_interval_insert(&registry, lo, lo + map->size, map);
 	pthread_mutex_unlock(&registry_lock);
+	if (ret == -EEXIST)
+		return PMEM2_E_MAP_EXISTS;	/* as Debian's library */
 	return ret;
 }
 
 /* Whether @map is registered; if @remove, it no longer is. */
 static bool registry_find(struct pmem2_map *map, bool remove)
 {
+	const struct ntm_interval *v;
+	uintptr_t a = (uintptr_t)map->addr;
 	bool found = false;
+	size_t n, i;
 
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < registry_len; i++)
-		if (registry[i] == map) {
-			if (remove)
-				registry[i] = registry[--registry_len];
-			found = true;
-			break;
-		}
+	v = ntm_interval_view(&registry, &n);
+	i = ntm_interval_find(v, n, a);
+	if (i < n && v[i].lo <= a && a < v[i].hi && v[i].user == map) {
+		found = true;
+		if (remove)
+			(void)ntm_interval_remove(&registry, a);
+	}
 	pthread_mutex_unlock(&registry_lock);
 	return found;
 }
