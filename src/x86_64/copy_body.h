@@ -312,10 +312,17 @@ slot_stores(unsigned char *d, const unsigned char *s, size_t n, uintptr_t a)
 static inline __attribute__((always_inline)) bool
 small_copy(unsigned char *d, const unsigned char *s, size_t n)
 {
-	size_t key = SLOT_KEY(n, (uintptr_t)d & (WIDE - 1));
+	size_t key __attribute__((unused)) = /* not at -O0 */
+		SLOT_KEY(n, (uintptr_t)d & (WIDE - 1));
 
 	if (n > NTM_INLINE_MAX)
 		return false;
+#if defined(__OPTIMIZE__)
+	/*
+	 * Only where the compiler folds each SLOT to its stores: unoptimised
+	 * (the sanitizer builds' -O0), every one is the whole walk of
+	 * slot_stores() again, and the file took minutes to compile.
+	 */
 #define SLOT(size, off)                                                \
 	if (__builtin_expect(key == SLOT_KEY(size, off), 0)) {         \
 		slot_stores(d, s, size, off);                          \
@@ -343,6 +350,7 @@ small_copy(unsigned char *d, const unsigned char *s, size_t n)
 	SLOT(8, 24)
 #endif
 #undef SLOT
+#endif
 	if ((((uintptr_t)d | n) & 7) != 0)
 		return false;
 	slot_stores(d, s, n, (uintptr_t)d);
