@@ -102,6 +102,7 @@ const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
 	}
 }
 
+#if defined(__x86_64__) && defined(__GLIBC__)
 /* @name's value in a GLIBC_TUNABLES string (a:b=v:c=w), or NULL. */
 static const char *tunable(const char *tunables, const char *name)
 {
@@ -117,6 +118,7 @@ static const char *tunable(const char *tunables, const char *name)
 	}
 	return NULL;
 }
+#endif
 
 size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
 {
