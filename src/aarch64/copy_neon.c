@@ -9,13 +9,16 @@
  * on x86-64 needs no write-back. That keeps ntmem/copy.h's contracts: the
  * two copies differ only in a short copy into an unaligned destination,
  * which ntm_memcpy_nt() makes with ordinary stores and leaves dirty, as on
- * x86-64 (SHORT_UNALIGNED). What the hint buys is the store side: lines
- * a core need not read for ownership nor keep, for write-once data.
+ * x86-64 (below the table's nt_short, the copy policy's
+ * ntm_nt_short_unaligned(): copy_policy.h). What the hint buys is the
+ * store side: lines a core need not read for ownership nor keep, for
+ * write-once data.
  *
  * Shape of a copy (the x86-64 body's, x86_64/copy_body.h):
  *   0. a struct-sized copy (a multiple of 8 up to NTM_INLINE_MAX) into an
  *      8-byte aligned slot takes the inline path's straight-line stores;
- *   1. a short copy into an unaligned destination: ordinary stores;
+ *   1. ntm_memcpy_nt() of a short copy into an unaligned destination:
+ *      ordinary stores;
  *   2. head: ordinary stores up to 16-byte alignment, one X-pair STNP up
  *      to 32-byte alignment, so no Q-pair store straddles a 64-byte line;
  *   3. body: 64 bytes per iteration (two Q pairs, whole lines);
@@ -35,15 +38,6 @@
 #include <string.h>
 
 #include "dispatch.h"
-
-/*
- * Below this many bytes ntm_memcpy_nt() copies into a destination that is
- * not 8-byte aligned with ordinary stores and no write-back: ntmem/copy.h
- * allows that copy to stay dirty whole, and tests/record/test_record_copy.c
- * checks every variant against that one contract. The number is the
- * x86-64 body's measurement; it is not measured on aarch64 hardware.
- */
-#define SHORT_UNALIGNED 256
 
 /*
  * Two Q-pair STNPs: 64 bytes at a 32-byte aligned @d. Used only by the
@@ -134,10 +128,18 @@ copy_body(void *dst, const void *src, size_t n, bool nt)
 			return dst;
 		}
 	}
-	if (n < SHORT_UNALIGNED && ((uintptr_t)d & 7)) {
+	/*
+	 * The copy policy (copy_policy.h), as on x86-64: ntm_memcpy_nt() of
+	 * a short copy into an unaligned destination is an ordinary one,
+	 * left dirty as ntmem/copy.h allows (tests/record/test_record_copy.c
+	 * derives the same size). ntm_memcpy_flush()'s cached copy plus
+	 * write-back below NTMEM_NT_THRESHOLD is the entry point's choice
+	 * (src/copy.c, ntm_flush_cached()), not the variant's: this one
+	 * stores with STNP at every size, so the threshold a user sets is
+	 * the one in force.
+	 */
+	if (nt && ((uintptr_t)d & 7) && n < ntm_dispatch()->nt_short) {
 		ntm_store_copy(d, s, n);
-		if (!nt)
-			ntm_flush_lines(d, n);
 		return dst;
 	}
 	if (head > n)
