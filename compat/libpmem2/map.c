@@ -62,22 +62,26 @@ int pmem2_map_register(struct pmem2_map *map)
 	return ret;
 }
 
-/* Whether @map is registered; if @remove, it no longer is. */
+/*
+ * Whether @map is registered; if @remove, it no longer is. @map may be a
+ * pointer a program freed already (a second pmem2_map_delete()): it is
+ * compared, never dereferenced, so the maps are searched by pointer.
+ */
 static bool registry_find(struct pmem2_map *map, bool remove)
 {
 	const struct ntm_interval *v;
-	uintptr_t a = (uintptr_t)map->addr;
 	bool found = false;
-	size_t n, i;
+	size_t n;
 
 	pthread_mutex_lock(&registry_lock);
 	v = ntm_interval_view(&registry, &n);
-	i = ntm_interval_find(v, n, a);
-	if (i < n && v[i].lo <= a && a < v[i].hi && v[i].user == map) {
-		found = true;
-		if (remove)
-			(void)ntm_interval_remove(&registry, a);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].user == map) {
+			found = true;
+			if (remove)
+				(void)ntm_interval_remove(&registry, v[i].lo);
+			break;
+		}
 	pthread_mutex_unlock(&registry_lock);
 	return found;
 }
