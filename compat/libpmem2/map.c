@@ -86,6 +86,22 @@ static bool registry_find(struct pmem2_map *map, bool remove)
 	return found;
 }
 
+/*
+ * At dlclose() (and exit) the table's buffers would outlive the only
+ * pointers to them, this library's globals: give them back when no map
+ * is left (a map still live keeps the table as it is).
+ */
+__attribute__((destructor)) static void registry_release(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&registry_lock);
+	(void)ntm_interval_view(&registry, &n);
+	if (n == 0)
+		ntm_interval_destroy(&registry);
+	pthread_mutex_unlock(&registry_lock);
+}
+
 void pmem2_map_unregister(struct pmem2_map *map)
 {
 	(void)registry_find(map, true);
