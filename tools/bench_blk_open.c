@@ -44,6 +44,7 @@
 #include "bench.h"
 #include "bench_blk_open.h"
 #include "parse.h"
+#include "peer_pmdk.h"	/* peer_dropin_path() */
 #include "peer_pmemblk.h"
 #include "report.h"
 
@@ -221,37 +222,15 @@ gone:
 	return -1;
 }
 
-/*
- * ntmem's drop-in: a build tree's compat/libpmemblk beside its tools/,
- * else where it is installed ($libdir/ntmem, the checking library's
- * parent). 0, or -1 after a message naming both places.
- */
+/* ntmem's drop-in (peer_dropin_path()): 0, or -1 after its message. */
 static int find_dropin(char *path, size_t len)
 {
-	char self[PATH_MAX], cand[2][PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	char why[3 * PATH_MAX];
 
-	self[n > 0 ? n : 0] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(cand[0], sizeof(cand[0]), "%s/../compat/libpmemblk/libpmemblk.so.1",
-		 self);
-	snprintf(cand[1], sizeof(cand[1]), "%s/../libpmemblk.so.1",
-		 NTMEM_CHECK_LIBDIR_DEFAULT);
-	for (int i = 0; i < 2; i++) {
-		char *real = realpath(cand[i], NULL);
-
-		if (real && strlen(real) < len) {
-			snprintf(path, len, "%s", real);
-			free(real);
-			return 0;
-		}
-		free(real);
-	}
-	fprintf(stderr, "ntmem " CMD ": ntmem's libpmemblk.so.1 is in neither "
-		"%s nor %s\n", cand[0], cand[1]);
+	if (peer_dropin_path("libpmemblk", "libpmemblk.so.1", path, len, why,
+			     sizeof(why)))
+		return 0;
+	fprintf(stderr, "ntmem " CMD ": %s\n", why);
 	return -1;
 }
 

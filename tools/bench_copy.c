@@ -507,7 +507,8 @@ static void load_pmem2(const struct options *o, struct bench_region *dst,
 			peer_pmem2_unload(pmdk);
 	}
 	hide_ignored_env(&hidden);
-	if (peer_pmem2_dropin_path(path, plen, why[0], wlen) &&
+	if (peer_dropin_path("libpmem2", "libpmem2.so.1", path, plen, why[0],
+			     wlen) &&
 	    peer_pmem2_load_path(ntmem, path, why[0], wlen)) {
 		if (peer_pmem2_map(ntmem, dst->base, dst_len, why[0], wlen))
 			pmem2_ntmem = ntmem;

@@ -5,10 +5,13 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "peer_pmdk.h"
 #include "dropin_note.h"	/* compat/: dropin_note_dep */
@@ -113,4 +116,34 @@ void peer_pmdk_unload(struct peer_pmdk *p)
 	if (p->handle)
 		dlclose(p->handle);
 	p->handle = NULL;
+}
+
+bool peer_dropin_path(const char *dir, const char *soname, char *path,
+		      size_t len, char *why, size_t wlen)
+{
+	char self[PATH_MAX], cand[2][2 * PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	self[n > 0 ? n : 0] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(cand[0], sizeof(cand[0]), "%s/../compat/%s/%s", self, dir,
+		 soname);
+	snprintf(cand[1], sizeof(cand[1]), "%s/../%s",
+		 NTMEM_CHECK_LIBDIR_DEFAULT, soname);
+	for (int i = 0; i < 2; i++) {
+		char *real = realpath(cand[i], NULL);
+
+		if (real && strlen(real) < len) {
+			snprintf(path, len, "%s", real);
+			free(real);
+			return true;
+		}
+		free(real);
+	}
+	snprintf(why, wlen, "ntmem's %s is in neither %s nor %s", soname,
+		 cand[0], cand[1]);
+	return false;
 }

@@ -36,6 +36,15 @@ bool peer_pmdk_load(struct peer_pmdk *p, char *why, size_t len);
  */
 void *peer_dlopen(const char *soname, const char *package, char *path,
 		  size_t plen, char *why, size_t wlen);
+
+/*
+ * Where ntmem's own drop-in @soname is: a build tree's compat/@dir beside
+ * the tool's tools/, else where it is installed ($libdir/ntmem, the
+ * checking library's parent). True with @path set to the real path;
+ * false with @why naming both places looked in.
+ */
+bool peer_dropin_path(const char *dir, const char *soname, char *path,
+		      size_t len, char *why, size_t wlen);
 void peer_pmdk_unload(struct peer_pmdk *p);
 
 #endif

@@ -63,35 +63,6 @@ bool peer_pmem2_load_path(struct peer_pmem2 *p, const char *path, char *why,
 	return resolve(p, why, len);
 }
 
-bool peer_pmem2_dropin_path(char *path, size_t len, char *why, size_t wlen)
-{
-	char self[PATH_MAX], cand[2][PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	self[n > 0 ? n : 0] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	snprintf(cand[0], sizeof(cand[0]), "%s/../compat/libpmem2/libpmem2.so.1",
-		 self);
-	snprintf(cand[1], sizeof(cand[1]), "%s/../libpmem2.so.1",
-		 NTMEM_CHECK_LIBDIR_DEFAULT);
-	for (int i = 0; i < 2; i++) {
-		char *real = realpath(cand[i], NULL);
-
-		if (real && strlen(real) < len) {
-			snprintf(path, len, "%s", real);
-			free(real);
-			return true;
-		}
-		free(real);
-	}
-	snprintf(why, wlen, "ntmem's libpmem2.so.1 is in neither %s nor %s",
-		 cand[0], cand[1]);
-	return false;
-}
-
 bool peer_pmem2_map(struct peer_pmem2 *p, void *addr, size_t len, char *why,
 		    size_t wlen)
 {

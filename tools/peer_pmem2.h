@@ -46,11 +46,6 @@ bool peer_pmem2_load(struct peer_pmem2 *p, char *why, size_t len);
 bool peer_pmem2_load_path(struct peer_pmem2 *p, const char *path, char *why,
 			  size_t len);
 /*
- * ntmem's drop-in: a build tree's compat/libpmem2 beside its tools/, else
- * where it is installed ($libdir/ntmem). False with @why naming both.
- */
-bool peer_pmem2_dropin_path(char *path, size_t len, char *why, size_t wlen);
-/*
  * Make [@addr, @addr + @len) a map of the library with cache-line store
  * granularity (pmem2_map_from_existing() on an anonymous source): the
  * memory a benchmark already has, with the same granularity for both
