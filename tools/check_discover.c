@@ -52,10 +52,10 @@ static bool build_tree_libdir(char *out, size_t len)
 	if (access(probe, F_OK))
 		return false;
 	snprintf(probe, sizeof(probe), "%s/src/watch/%s", exe, libdir_files[0]);
-	if (access(probe, F_OK) || strlen(exe) + sizeof("/src/watch") > len)
+	if (access(probe, F_OK))
 		return false;
-	snprintf(out, len, "%s/src/watch", exe);
-	return true;
+	n = snprintf(out, len, "%s/src/watch", exe);
+	return n > 0 && (size_t)n < len;
 }
 
 int check_libdir(const char *cmd, char *dir, size_t len)
