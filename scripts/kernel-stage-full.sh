@@ -34,7 +34,8 @@
 # changes: make check runs them, the full stage does not.
 # NTMEM_KERNEL_FULL_TESTS, a list of names, keeps only those (to try one
 # test's change in the guest).
-FULL_ONCE="crash crash_applog crash_torn_sector btt_crash record_blk
+FULL_ONCE="crash crash_applog crash_torn_sector btt_crash_two_lanes
+btt_crash_one_lane btt_crash_lazy record_blk
 record_ns record_memmap record_btt record_domain record_domain_cpu_cache
 record_pmemblk_force1 record_pmemblk_force0 record_pmem record_copy
 record_invalidate btt blk_btt memmap threads invalidate"
