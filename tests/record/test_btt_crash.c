@@ -27,7 +27,7 @@
  * wrong data. With NTM_BTT_ZEROED too (the map's zeros not written).
  *
  * NTMEM_CRASH_SCALE=N multiplies the writes and the samples per point
- * (`make crash` runs it with a large N). Arguments name the workloads to
+ * (`make crash` runs it with a large N; a fraction makes a lighter run). Arguments name the workloads to
  * run (one-lane, two-lanes, lazy: both lazy ones); none, all of them.
  * make check runs each as a test of its own, so that they run side by
  * side: under qemu-user the three together took 210 s of one core.
@@ -70,7 +70,16 @@ struct run {
 	uint64_t images, torn, other, old, new;
 };
 
-static uint64_t scale = 1;
+/* NTMEM_CRASH_SCALE: a multiplier, or a fraction (0.25) for a lighter run. */
+static double scale = 1;
+
+/* @n scaled, never below 1. */
+static unsigned scaled(unsigned n)
+{
+	double v = n * scale;
+
+	return v < 1 ? 1 : (unsigned)v;
+}
 
 static void pattern(unsigned char *p, uint64_t lba, uint32_t ver)
 {
@@ -351,7 +360,7 @@ static int run_lazy(const char *name, unsigned flags, struct run *total)
 	struct ntm_crash_config cc = {
 		.size = SIZE,
 		.points = NTM_CRASH_AT_FENCE | NTM_CRASH_AT_WRITEBACK,
-		.samples = (unsigned)(192 * scale),
+		.samples = scaled(192),
 		.seed = 0x6c617a79 + flags,
 		.check = check,
 		.stop_at_first = 1,
@@ -396,7 +405,7 @@ static int run_one(const char *name, int lanes, unsigned nwrites,
 	struct ntm_crash_config cc = {
 		.size = SIZE,
 		.points = NTM_CRASH_AT_FENCE | NTM_CRASH_AT_WRITEBACK,
-		.samples = (unsigned)(192 * scale),
+		.samples = scaled(192),
 		.seed = 0x627474 + (uint64_t)lanes,
 		.check = check,
 		.stop_at_first = 1,
@@ -478,14 +487,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (s && *s)
-		scale = strtoull(s, NULL, 0);
-	if (!scale)
-		scale = 1;
+		scale = strtod(s, NULL);
+	if (!(scale > 0)) {
+		fprintf(stderr, "btt_crash: NTMEM_CRASH_SCALE '%s' is not a "
+			"positive number\n", s ? s : "");
+		return 2;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (wanted(argc, argv, "one-lane"))
-		fail |= run_one("one lane", 1, (unsigned)(200 * scale), &total);
+		fail |= run_one("one lane", 1, scaled(200), &total);
 	if (wanted(argc, argv, "two-lanes"))
-		fail |= run_one("two lanes", 2, (unsigned)(80 * scale), &total);
+		fail |= run_one("two lanes", 2, scaled(80), &total);
 	if (wanted(argc, argv, "lazy")) {
 		fail |= run_lazy("lazy layout", 0, &total);
 		fail |= run_lazy("lazy layout, zeroed", NTM_BTT_ZEROED, &total);
