@@ -169,9 +169,9 @@ expect 4 "check: ntmem's pmemblk_check on a bad header checksum is -1" N check "
 err_names "checksum" "check: the message names the checksum"
 expect 4 "check: PMDK's pmemblk_check on it is -1" P check "$a"
 
-# --- pool sets: three parts, on the disk (PMDK allocates every part) ------
+# --- pool sets: three parts (44 MiB each set, in the pools' directory) -----
 
-sets=$(mktemp -d /tmp/ntmem-pmemblk-set-XXXXXX) || exit 1
+sets=$(mktemp -d "$shm/ntmem-pmemblk-set-XXXXXX") || exit 1
 trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$sets"' EXIT
 for who in ntmem pmdk; do
 	printf 'PMEMPOOLSET\n# three parts\n20M %s\n8M %s\n16781313 %s\n' \
