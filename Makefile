@@ -181,8 +181,9 @@ check-fuzz: $(BUILD_FUZZ)/build.ninja
 # under qemu-user: the differential copy tests, the inline paths, the
 # dispatcher, ntm_copy_mc() recovery, and the recorder and crash-image
 # tests (the libpmem/libpmemblk drop-ins' recorder tests, suite compat
-# too, are left out: their expectations are x86-64's). About 2 minutes on
-# 2 cores, most of it btt_crash. Skipped without the cross compiler or
+# too, are left out: their expectations are x86-64's; btt_crash_* runs a
+# quarter of its writes, tests/record/meson.build says why). About a
+# minute and a half on 2 cores. Skipped without the cross compiler or
 # qemu. -Dtools=false and no MESON_ARGS: none of the tool's tests run
 # here, and the native builds' options (sanitizers) need arm64 runtimes.
 A64_SUITES := --suite copy --suite inline --suite dispatch --suite mc \
