@@ -1282,6 +1282,20 @@ static void test_corrupt(void **state)
 #define T_LBAS 16
 #define T_OPS 20000
 
+/*
+ * Operations per thread of the threaded tests: T_OPS, or
+ * NTMEM_BTT_THREAD_OPS (the sanitizer builds run fewer: under TSan the
+ * three tests took 23 s of a busy machine, and a race shows in the first
+ * thousand operations as in the last).
+ */
+static unsigned thread_ops(void)
+{
+	const char *env = getenv("NTMEM_BTT_THREAD_OPS");
+	unsigned n = env && *env ? (unsigned)atoi(env) : T_OPS;
+
+	return n ? n : T_OPS;
+}
+
 struct tctx {
 	struct ntm_btt *b;
 	int id;
@@ -1308,7 +1322,7 @@ static void *tworker(void *arg)
 	uint64_t seed = 0x1234 + (uint64_t)t->id, ver = (uint64_t)t->id << 40;
 	unsigned char buf[512];
 
-	for (int i = 0; i < T_OPS; i++) {
+	for (unsigned i = 0, ops = thread_ops(); i < ops; i++) {
 		uint64_t x = tu_next(&seed);
 		uint64_t lba = x % T_LBAS;
 		unsigned lane = ntm_btt_lane_get(t->b);
@@ -1488,7 +1502,6 @@ static void test_threads_persist_failure(void **state)
  */
 #define RO_WRITERS 2
 #define RO_READERS 2
-#define RO_OPS 20000
 #define RO_LBA 0
 /* 4 KiB: a longer copy leaves a reader more time to see a reuse. */
 #define RO_LBASIZE 4096
@@ -1513,7 +1526,7 @@ static void *ro_writer(void *arg)
 	struct ro_shared *s = t->s;
 	static __thread unsigned char buf[RO_LBASIZE];
 
-	for (uint64_t i = 0; i < RO_OPS; i++) {
+	for (uint64_t i = 0, ops = thread_ops(); i < ops; i++) {
 		/* LBAs of its own, never B: B's freed block is reused here. */
 		uint64_t own = 1 + t->lane * 4 + i % 4;
 

@@ -357,10 +357,11 @@ static void test_capacity(void **state)
 
 /*
  * The threaded tests' rounds are divided by this (argument 2 of
- * "threads"): the sanitizer builds run a quarter of them, each of their
- * rounds costs 10x a plain build's (about 70 s for all of them under
- * ASan on 2 busy cores), and a quarter still reaches every state many
- * times over: each split round waits until a reader has looked.
+ * "threads"): the sanitizer builds run a quarter of them (an eighth under
+ * TSan), each of their rounds costs 10x a plain build's or more (about
+ * 70 s for all of them under ASan on 2 busy cores), and a fraction still
+ * reaches every state many times over: each split round waits until a
+ * reader has looked.
  */
 static unsigned divisor = 1;
 
