@@ -35,8 +35,10 @@
 # programs on DAX file systems (tests/kernel/stage-full.sh; --boots full
 # runs it alone).
 #
-# The kernel is read from Debian's kernel directories, /boot and
-# /lib/modules ($NTMEM_KERNEL_BOOT_DIR, $NTMEM_KERNEL_MODULES_DIR), and
+# The kernel is read from Debian's kernel directories, boot/ and
+# lib/modules/ under the system's root (or $NTMEM_KERNEL_ROOT, a kernel
+# package unpacked with dpkg -x; each alone: $NTMEM_KERNEL_BOOT_DIR,
+# $NTMEM_KERNEL_MODULES_DIR), and
 # never booted on this machine: linux-image-cloud-amd64's by preference
 # (the facts below were observed with it), else any Debian kernel with
 # its modules. Everything the run makes is in the work directory
@@ -85,10 +87,12 @@ qemu=$(command -v qemu-system-x86_64) ||
 	skip "needs qemu-system-x86_64 (scripts/install-deps.sh kernel)"
 [ "$(uname -m)" = x86_64 ] || skip "the guest is x86-64 and this machine is $(uname -m)"
 
-# Where Debian's kernel packages put the kernels and their modules; the
-# variables point elsewhere (a kernel unpacked with dpkg -x, say).
-boot_dir=${NTMEM_KERNEL_BOOT_DIR:-/boot}
-modules_dir=${NTMEM_KERNEL_MODULES_DIR:-/lib/modules}
+# Where Debian's kernel packages put the kernels and their modules, under
+# a root: the system's (empty), or an unpacked package's. The generic
+# kernel of the mce boot below is read from such a root too.
+kernel_root=${NTMEM_KERNEL_ROOT:-}
+boot_dir=${NTMEM_KERNEL_BOOT_DIR:-$kernel_root/boot}
+modules_dir=${NTMEM_KERNEL_MODULES_DIR:-$kernel_root/lib/modules}
 export NTMEM_KERNEL_MODULES_DIR="$modules_dir" # for kernel-stage.sh
 
 # pick_kernel: "KVER" of the newest readable kernel with its modules.

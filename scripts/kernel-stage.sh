@@ -45,7 +45,7 @@ if [ $# -ne 4 ]; then
 fi
 build=$(cd "$1" && pwd -P) kver=$2 root=$3 out=$4
 src=$(cd "$(dirname "$0")/.." && pwd -P)
-mods=${NTMEM_KERNEL_MODULES_DIR:-/lib/modules}/$kver
+mods=${NTMEM_KERNEL_MODULES_DIR:-${NTMEM_KERNEL_ROOT:-}/lib/modules}/$kver
 
 die() { echo "kernel-stage: $*" >&2; exit 1; }
 
