@@ -123,31 +123,30 @@ CHECK_DIRS := $(BUILD) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD_A64) \
 	$(BUILD_KERNEL)
 check:
 	@rm -f $(addsuffix /meson-logs/testlog.json,$(CHECK_DIRS))
-	@failed=; start=$$(date +%s); t=$$start; \
+	@failed=; times=; start=$$(date +%s); t=$$start; \
+	lap() { times="$$times $$1=$$(( $$(date +%s) - t ))s"; t=$$(date +%s); }; \
 	$(MAKE) --no-print-directory check-default-build || failed="$$failed check-default"; \
 	$(MAKE) --no-print-directory check-kernel-deps; \
-	times="build+deps=$$(( $$(date +%s) - t ))s"; \
+	lap build+deps; \
 	mkdir -p $(BUILD_KERNEL); \
 	echo "check-kernel: running beside the other parts, its output in $(BUILD_KERNEL).log"; \
 	(k=$$(date +%s); \
 	 $(MAKE) --no-print-directory check-kernel-guest >$(BUILD_KERNEL).log 2>&1; \
 		echo $$? >$(BUILD_KERNEL).status; \
 		echo $$(( $$(date +%s) - k )) >$(BUILD_KERNEL).seconds) & kernel=$$!; \
-	t=$$(date +%s); \
 	case "$$failed" in *check-default*) ;; *) \
 		$(MAKE) --no-print-directory check-default-test || \
 			failed="$$failed check-default";; esac; \
-	times="$$times check-default=$$(( $$(date +%s) - t ))s"; \
+	lap check-default; \
 	for part in $(CHECK_PARTS); do \
-		t=$$(date +%s); \
 		$(MAKE) --no-print-directory $$part || failed="$$failed $$part"; \
-		times="$$times $$part=$$(( $$(date +%s) - t ))s"; \
+		lap $$part; \
 	done; \
 	wait $$kernel; \
 	echo "--- check-kernel ($(BUILD_KERNEL).log) ---"; cat $(BUILD_KERNEL).log; \
 	[ "$$(cat $(BUILD_KERNEL).status 2>/dev/null)" = 0 ] || failed="$$failed check-kernel"; \
 	echo "make check: $$(( $$(date +%s) - start )) s of wall time:" \
-		"$$times; check-kernel beside them=$$(cat $(BUILD_KERNEL).seconds)s"; \
+		"$${times# }; check-kernel beside them=$$(cat $(BUILD_KERNEL).seconds)s"; \
 	scripts/test-summary.sh --failed-targets "$$failed" $(CHECK_DIRS)
 
 check-default: check-default-build
