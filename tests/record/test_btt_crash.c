@@ -27,8 +27,9 @@
  * wrong data. With NTM_BTT_ZEROED too (the map's zeros not written).
  *
  * NTMEM_CRASH_SCALE=N multiplies the writes and the samples per point
- * (`make crash` runs it with a large N; a fraction makes a lighter run). Arguments name the workloads to
- * run (one-lane, two-lanes, lazy: both lazy ones); none, all of them.
+ * (`make crash` runs it with a large N; a fraction makes a lighter run).
+ * Arguments name the workloads to run (one-lane, two-lanes, lazy: both
+ * lazy ones); none, all of them.
  * make check runs each as a test of its own, so that they run side by
  * side: under qemu-user the three together took 210 s of one core.
  */
@@ -475,12 +476,11 @@ int main(int argc, char **argv)
 	int fail = 0;
 
 	for (int i = 1; i < argc; i++) {
-		size_t k = 0;
+		bool known = false;
 
-		while (k < sizeof(parts) / sizeof(parts[0]) &&
-		       strcmp(argv[i], parts[k]) != 0)
-			k++;
-		if (k == sizeof(parts) / sizeof(parts[0])) {
+		for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+			known |= strcmp(argv[i], parts[k]) == 0;
+		if (!known) {
 			fprintf(stderr, "btt_crash: unknown workload '%s' "
 				"(one-lane, two-lanes, lazy)\n", argv[i]);
 			return 2;
