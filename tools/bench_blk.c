@@ -20,6 +20,9 @@
  *   btt            ntm_blk in BTT mode on a second namespace of the same
  *                  size in the same directory
  *   btt-2t         the same, random writes from two threads at once
+ *   direct-2t      direct random writes from two threads at once: what
+ *                  two threads gain on this machine without a BTT, the
+ *                  ceiling btt-2t is judged against
  *   pmemblk        PMDK's libpmemblk (Debian's libpmemblk1, dlopen()ed)
  *                  on a pool file of the same size in the same directory
  *
@@ -47,10 +50,10 @@
 #include "peer_pmemblk.h"
 
 enum impl { I_DIRECT, I_HARD_MEM, I_HARD_DEV, I_DOMAIN, I_PMDK, I_BTT,
-	    I_BTT2, I_PMEMBLK, NIMPL };
+	    I_BTT2, I_DIRECT2, I_PMEMBLK, NIMPL };
 static const char *impl_names[] = { "direct", "hardened-mem",
 				    "hardened-dev", "direct-domain", "pmdk",
-				    "btt", "btt-2t", "pmemblk" };
+				    "btt", "btt-2t", "direct-2t", "pmemblk" };
 enum pattern { P_SEQ_READ, P_RAND_READ, P_SEQ_WRITE, P_RAND_WRITE, NPAT };
 static const char *const pattern_names[] = { "seq-read", "rand-read",
 					     "seq-write-fua", "rand-write-fua" };
@@ -121,13 +124,18 @@ static int run_once(struct target *t, const struct options *o, enum impl im,
 	return 0;
 }
 
-/* Half of a two-thread run: requests [from, to) of the random sequence. */
+/*
+ * Half of a two-thread run: requests [from, to) of the random sequence,
+ * to @dev (the BTT's offsets start at the rows' first byte, @skip).
+ */
 struct half {
 	struct target *t;
 	const struct options *o;
 	unsigned long from, to;
 	uint32_t *lat;
 	int ret;
+	struct ntm_blk *dev;
+	uint64_t skip;
 };
 
 static void *write_half(void *arg)
@@ -136,8 +144,8 @@ static void *write_half(void *arg)
 
 	for (unsigned long i = h->from; i < h->to; i++) {
 		uint64_t t0 = bench_now_ns();
-		ssize_t r = ntm_blk_write(h->t->btt, h->t->buf, h->o->bs,
-					  h->t->rand[i] - h->t->first, NTM_BLK_FUA);
+		ssize_t r = ntm_blk_write(h->dev, h->t->buf, h->o->bs,
+					  h->t->rand[i] - h->skip, NTM_BLK_FUA);
 
 		if (r != (ssize_t)h->o->bs) {
 			h->ret = r < 0 ? (int)r : -EIO;
@@ -149,14 +157,18 @@ static void *write_half(void *arg)
 }
 
 /*
- * btt-2t: the @ops random writes split between this thread and one more,
- * each on its own lane; the run's time is the wall time of both.
+ * btt-2t, direct-2t: the @ops random writes split between this thread and
+ * one more (on the BTT each on its own lane); the run's time is the wall
+ * time of both.
  */
-static int run_two(struct target *t, const struct options *o, uint32_t *lat)
+static int run_two(struct target *t, const struct options *o, enum impl im,
+		   uint32_t *lat)
 {
+	struct ntm_blk *dev = im == I_BTT2 ? t->btt : t->blk[I_DIRECT];
+	uint64_t skip = im == I_BTT2 ? t->first : 0;
 	struct half h[2] = {
-		{ t, o, 0, o->ops / 2, lat, 0 },
-		{ t, o, o->ops / 2, o->ops, lat, 0 },
+		{ t, o, 0, o->ops / 2, lat, 0, dev, skip },
+		{ t, o, o->ops / 2, o->ops, lat, 0, dev, skip },
 	};
 	pthread_t th;
 	int ret = pthread_create(&th, NULL, write_half, &h[1]);
@@ -178,8 +190,8 @@ static int run_row(struct target *t, const struct options *o, enum impl im,
 	enum ntm_persist_domain own = ntm_ns_persist_domain(t->ns);
 	int ret;
 
-	if (im == I_BTT2)
-		return run_two(t, o, lat);
+	if (im == I_BTT2 || im == I_DIRECT2)
+		return run_two(t, o, im, lat);
 	if (im != I_DOMAIN)
 		return run_once(t, o, im, p, lat);
 	ntm_ns_set_persist_domain(t->ns, t->domain);
@@ -188,10 +200,11 @@ static int run_row(struct target *t, const struct options *o, enum impl im,
 	return ret;
 }
 
-/* btt-2t measures random writes only: one row, the one the issue names. */
+/* The two-thread rows measure random writes only. */
 static bool row_runs(const struct target *t, enum impl im, enum pattern p)
 {
-	return t->on[im] && (im != I_BTT2 || p == P_RAND_WRITE);
+	return t->on[im] && ((im != I_BTT2 && im != I_DIRECT2) ||
+			     p == P_RAND_WRITE);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -401,10 +414,19 @@ static int fill_btt(struct target *t, const struct options *o)
  *         pair of a lane stays in the cache)
  *   map   a 4-byte store to a random line, its write-back, a fence (a
  *         map entry: the line is usually not cached)
+ *   locked  the same store and write-back, then a locked instruction
+ *         (an atomic exchange) instead of the fence: what a write whose
+ *         map fence is left to the next request would wait for anyway,
+ *         since that request takes its lane with one (where it costs
+ *         what the fence does, deferring the map fence saves nothing)
+ *   load  a 4-byte load from a random line (a read's map lookup, which
+ *         the data's address depends on, so nothing overlaps it)
  */
 struct btt_floor {
-	double nt4k, flog, map;
+	double nt4k, flog, map, locked, load;
 };
+
+static unsigned locked_word;	/* floor step 3's exchange */
 
 static double floor_step(struct target *t, unsigned long n, int step)
 {
@@ -414,13 +436,23 @@ static double floor_step(struct target *t, unsigned long n, int step)
 		unsigned char *at = t->base + t->rand[i];
 		uint64_t t0 = bench_now_ns();
 
+		if (step == 4) {
+			/*
+			 * The clock's ordered TSC read (the vDSO's) waits for
+			 * the load to complete, as a read's copy waits for its
+			 * map entry.
+			 */
+			(void)__atomic_load_n((uint32_t *)at, __ATOMIC_ACQUIRE);
+			t->lat[i] = (uint32_t)(bench_now_ns() - t0);
+			continue;
+		}
 		if (step == 0) {
 			ntm_memcpy_flush(at, t->buf, 4096);
 		} else if (step == 1) {
 			__atomic_store_n(&line[0], i, __ATOMIC_RELAXED);
 			__atomic_store_n(&line[1], i, __ATOMIC_RELAXED);
 			ntm_flush(line, 16);
-		} else {
+		} else {	/* steps 2 and 3 */
 			uint32_t *e = (uint32_t *)at;	/* a random block's line */
 
 			__atomic_store_n(e, (uint32_t)i, __ATOMIC_RELAXED);
@@ -429,9 +461,17 @@ static double floor_step(struct target *t, unsigned long n, int step)
 		/*
 		 * The library's drain, not inline.h's SFENCE: `ntmem check`
 		 * runs this benchmark and sees only the library's fences.
+		 * Step 3 times a locked instruction in the fence's place, then
+		 * fences untimed, so that no write-back is left unfenced.
 		 */
-		(ntm_drain)();
+		if (step == 3)
+			__atomic_exchange_n(&locked_word, (unsigned)i,
+					    __ATOMIC_SEQ_CST);
+		else
+			(ntm_drain)();
 		t->lat[i] = (uint32_t)(bench_now_ns() - t0);
+		if (step == 3)
+			(ntm_drain)();
 	}
 	qsort(t->lat, n, sizeof(*t->lat), cmp_u32);
 	return pct(t->lat, n, 50);
@@ -446,6 +486,8 @@ static void btt_floor(struct target *t, const struct options *o,
 	f->nt4k = o->bs >= 4096 ? floor_step(t, n, 0) : NAN;
 	f->flog = floor_step(t, n, 1);
 	f->map = floor_step(t, n, 2);
+	f->locked = floor_step(t, n, 3);
+	f->load = floor_step(t, n, 4);
 }
 
 /* What the issue measures the BTT by, from the rows; NaN when not run. */
@@ -468,13 +510,23 @@ static void btt_ratios(struct report *rep, struct target *t,
 		    p50[P_RAND_READ][I_BTT] / p50[P_RAND_READ][I_DIRECT]);
 	report_meta(rep, "btt_2t_write_x_1t", "%.2f",
 		    kiops[P_RAND_WRITE][I_BTT2] / kiops[P_RAND_WRITE][I_BTT]);
+	/* What two threads gain without a BTT: btt_2t's ceiling here. */
+	report_meta(rep, "direct_2t_write_x_1t", "%.2f",
+		    kiops[P_RAND_WRITE][I_DIRECT2] /
+			    kiops[P_RAND_WRITE][I_DIRECT]);
 	btt_floor(t, o, &f);
 	report_meta(rep, "btt_floor_nt4k_ns", "%.0f", f.nt4k);
 	report_meta(rep, "btt_floor_flog_fence_ns", "%.0f", f.flog);
 	report_meta(rep, "btt_floor_map_fence_ns", "%.0f", f.map);
+	report_meta(rep, "btt_floor_map_locked_ns", "%.0f", f.locked);
+	report_meta(rep, "btt_floor_map_load_ns", "%.0f", f.load);
 	/* The lowest median write ratio three ordered fences allow. */
 	report_meta(rep, "btt_floor_write_x_direct", "%.2f",
 		    (f.nt4k + f.flog + f.map) / f.nt4k);
+	/* A read is the raw read plus its map lookup, at the least. */
+	report_meta(rep, "btt_floor_read_x_direct", "%.2f",
+		    (p50[P_RAND_READ][I_DIRECT] + f.load) /
+			    p50[P_RAND_READ][I_DIRECT]);
 }
 
 static int run(const struct options *o)
@@ -504,7 +556,7 @@ static int run(const struct options *o)
 	t.on[I_PMDK] = o->pmdk && peer_pmdk_load(&t.pmdk, why, sizeof(why));
 	if (!o->pmdk)
 		snprintf(why, sizeof(why), "disabled");
-	t.on[I_BTT] = t.on[I_BTT2] = o->btt;
+	t.on[I_BTT] = t.on[I_BTT2] = t.on[I_DIRECT2] = o->btt;
 	t.on[I_PMEMBLK] = o->btt && o->pmdk &&
 			  peer_pmemblk_load(&t.pmemblk, bwhy, sizeof(bwhy));
 	if (!o->pmdk || !o->btt)
@@ -630,7 +682,7 @@ static int run(const struct options *o)
 				continue;
 			union report_cell cell[NCOLS] = {
 				{ .s = pattern_names[p] }, { .s = impl_names[im] },
-				{ .i = im == I_BTT2 ? 2 : 1 },
+				{ .i = im == I_BTT2 || im == I_DIRECT2 ? 2 : 1 },
 				{ .i = (long long)o->bs }, { .r = kiops[p][im] },
 				{ .r = (double)o->ops / st[p][im].max * 1e6 },
 				{ .r = (double)o->ops / st[p][im].min * 1e6 },
@@ -661,10 +713,12 @@ static void usage(FILE *out)
 	      "ratios.\n"
 	      "\n"
 	      "--btt adds atomic sectors: ntm_blk in BTT mode (rows btt, and btt-2t:\n"
-	      "random writes from two threads) on a second namespace, and PMDK's\n"
-	      "libpmemblk on a pool file, both of the same size in DIR; the meta lines\n"
-	      "btt_* give BTT/libpmemblk random write and read IOPS, BTT/direct median\n"
-	      "write latency, and two-thread/one-thread BTT write IOPS.\n"
+	      "random writes from two threads) on a second namespace, direct-2t (the\n"
+	      "raw device from two threads), and PMDK's libpmemblk on a pool file,\n"
+	      "both of the same size in DIR; the meta lines btt_* give BTT/libpmemblk\n"
+	      "random write and read IOPS, BTT/direct median write latency, and\n"
+	      "two-thread/one-thread write IOPS; btt_floor_* what this machine's\n"
+	      "fences and map lookups allow at best.\n"
 	      "\n"
 	      "--open instead measures libpmemblk pools by size, ntmem's drop-in and\n"
 	      "PMDK's side by side: create+close, open, first write, close, reopen and\n"

@@ -335,18 +335,21 @@ got = {(r["pattern"], r["impl"]) for r in rows}
 patterns = {"seq-read", "rand-read", "seq-write-fua", "rand-write-fua"}
 for p in patterns:
     assert (p, "btt") in got and (p, "direct") in got, (p, got)
-assert ("rand-write-fua", "btt-2t") in got, got
-assert [r for r in rows if r["impl"] == "btt-2t"][0]["threads"] == 2
-assert sum(r["impl"] == "btt-2t" for r in rows) == 1, got
+for two in ("btt-2t", "direct-2t"):
+    assert ("rand-write-fua", two) in got, got
+    assert [r for r in rows if r["impl"] == two][0]["threads"] == 2
+    assert sum(r["impl"] == two for r in rows) == 1, got
 pmemblk = not meta["pmemblk"].startswith("libpmemblk.so.1 not found")
 assert pmemblk == all((p, "pmemblk") in got for p in patterns), meta
 for r in rows:
     assert r["kiops"] > 0, r
-for k in ("btt_p50_write_x_direct", "btt_2t_write_x_1t") + (
+for k in ("btt_p50_write_x_direct", "btt_2t_write_x_1t",
+          "direct_2t_write_x_1t", "btt_floor_map_locked_ns",
+          "btt_floor_map_load_ns", "btt_floor_read_x_direct") + (
         ("btt_rand_write_x_pmemblk", "btt_rand_read_x_pmemblk") if pmemblk else ()):
     assert float(meta[k]) > 0 and math.isfinite(float(meta[k])), (k, meta)
 PY
-then ok "bench blk --btt: btt, btt-2t, pmemblk rows and the ratios"
+then ok "bench blk --btt: btt, btt-2t, direct-2t, pmemblk rows and the ratios"
 else bad "bench blk --btt rows"; fi
 if [ -z "$(find "$tmp" "$shm" -mindepth 1)" ]; then
 	ok "bench blk --btt removes its namespaces and pool"; else
