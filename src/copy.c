@@ -59,19 +59,32 @@ struct ntm_bound ntm_bound;
  */
 _Static_assert(NTM_INLINE_MAX < 256, "an inline size is a short copy");
 
-size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
+size_t ntm_nt_short_for(enum ntm_isa isa, enum ntm_cpu_vendor vendor,
+			unsigned family)
 {
-	switch (v->isa) {
+	size_t n;
+
+	switch (isa) {
 	case NTM_ISA_AVX512:
-		return 256;
+		n = 256;
+		break;
 	case NTM_ISA_AVX2:
-		return 512;
+		n = 512;
+		break;
 	case NTM_ISA_SSE2:
 		return 1024;
 	default:
 		/* generic (and NEON): no NT store, the contract's "whole copy" */
 		return 256;
 	}
+	if (vendor == NTM_VENDOR_AMD && family >= NTM_AMD_FAMILY_ZEN5 && n < 768)
+		n = 768;
+	return n;
+}
+
+size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
+{
+	return ntm_nt_short_for(v->isa, ntm_cpu_vendor(), ntm_cpu_family());
 }
 
 enum ntm_cpu_vendor ntm_cpu_vendor(void)
@@ -88,6 +101,22 @@ enum ntm_cpu_vendor ntm_cpu_vendor(void)
 		return NTM_VENDOR_AMD;
 #endif
 	return NTM_VENDOR_OTHER;
+}
+
+unsigned ntm_cpu_family(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d, family;
+
+	__cpuid(1, a, b, c, d);
+	/* The extended family counts only on top of a base family of 0xf. */
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	return family;
+#else
+	return 0;
+#endif
 }
 
 const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
@@ -143,9 +172,15 @@ size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
 #endif
 }
 
-size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, size_t rep_movsb)
+size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, unsigned family,
+			    size_t rep_movsb)
 {
-	size_t t = vendor == NTM_VENDOR_INTEL ? 1536 : 256;
+	size_t t = 256;
+
+	if (vendor == NTM_VENDOR_INTEL)
+		t = 1536;
+	else if (vendor == NTM_VENDOR_AMD && family >= NTM_AMD_FAMILY_ZEN5)
+		t = 3072;
 
 	return rep_movsb && rep_movsb < t ? rep_movsb : t;
 }
@@ -157,7 +192,7 @@ size_t ntm_nt_threshold_default(void)
 
 	if (!t) {
 		t = ntm_nt_threshold_for(
-			ntm_cpu_vendor(),
+			ntm_cpu_vendor(), ntm_cpu_family(),
 			ntm_glibc_rep_movsb_threshold(ntm_cpu_detect(),
 						      getenv("GLIBC_TUNABLES")));
 		__atomic_store_n(&cached, t, __ATOMIC_RELAXED);

@@ -48,6 +48,11 @@
  *     model 1) at dst+1: 256 B NT 1.98x glibc, 512 B 0.66x, 1 KiB 0.43x;
  *   16-byte stores (sse2):  1024, the same rule (16 KiB / VEC) extended,
  *     unmeasured. The generic variant has no NT store at all.
+ * And keyed on the cpuid family: on AMD's family 1Ah (Zen 5) and later
+ * at least 768, whatever the width. Measured on an EPYC of family 26,
+ * model 2 (2 vCPUs), avx512 at dst+1 against glibc: 256 B 1.91x, 512 B
+ * 1.20-1.30x, 640 B 1.03x, 768 B 0.71x, 1 KiB 0.57-0.69x; avx2 at 512 B
+ * 1.02x. Its partial lines cost more there than on a Zen 3 or Zen 4.
  * It is ntm_memcpy_nt()'s contract (ntmem/copy.h), which
  * tests/record/test_record_copy.c derives the same way: change both.
  *
@@ -57,6 +62,11 @@
  *   AMD (and any vendor not below): 256, measured on a Zen 4 and a Zen 3
  *     (at 256 B dst+1 the NT copy ties PMDK's, 1.05x; cached plus
  *     write-back was 1.07-1.3x the NT copy from 512 B to 2 KiB);
+ *   AMD family 1Ah (Zen 5) and later: 3072, what --calibrate found on
+ *     an EPYC of family 26, model 2 (2 vCPUs): at dst+1 the cached copy
+ *     plus write-back won up to 1 KiB (the NT copy 1.49-1.69x its time
+ *     at 768 B-1 KiB, 1.33x at 1.5 KiB), tied at 2 KiB (1.04x), lost from
+ *     3 KiB (0.46x); the cap below makes it 2112 with glibc's formula;
  *   Intel: 1536, what --calibrate found on a Xeon VM.
  *   Capped at glibc's REP MOVSB threshold (ntm_glibc_rep_movsb_threshold()):
  *   the cached copy is glibc's memcpy(), which from there is REP MOVSB,
@@ -75,12 +85,22 @@ size_t ntm_nt_threshold_default(void) __attribute__((visibility("hidden")));
 /* CPU vendors the policy tells apart (cpuid leaf 0's string on x86-64). */
 enum ntm_cpu_vendor { NTM_VENDOR_OTHER, NTM_VENDOR_INTEL, NTM_VENDOR_AMD };
 
+/* AMD's cpuid family 1Ah: Zen 5, where both rules above change. */
+#define NTM_AMD_FAMILY_ZEN5 0x1a
+
+/*
+ * The pure rule behind ntm_nt_short_unaligned(), for the tests' fake
+ * CPUs: @isa the variant's, @family cpuid's (ntm_cpu_family()).
+ */
+size_t ntm_nt_short_for(enum ntm_isa isa, enum ntm_cpu_vendor vendor,
+			unsigned family) __attribute__((visibility("hidden")));
+
 /*
  * The pure rule behind ntm_nt_threshold_default(), for the tests' fake
  * CPUs: @rep_movsb is glibc's REP MOVSB threshold, 0 when there is none.
  */
-size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, size_t rep_movsb)
-	__attribute__((visibility("hidden")));
+size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, unsigned family,
+			    size_t rep_movsb) __attribute__((visibility("hidden")));
 
 /*
  * glibc's x86_rep_movsb_threshold as glibc computed it for this process,
@@ -99,6 +119,12 @@ size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
 
 /* This CPU's vendor, from cpuid (NTM_VENDOR_OTHER off x86-64). */
 enum ntm_cpu_vendor ntm_cpu_vendor(void) __attribute__((visibility("hidden")));
+/*
+ * This CPU's family as cpuid leaf 1 gives it (the base family, plus the
+ * extended one where the base is 0xf: 25 for Zen 3 and Zen 4, 26 for Zen
+ * 5, 6 for every Intel core since the Pentium Pro); 0 off x86-64.
+ */
+unsigned ntm_cpu_family(void) __attribute__((visibility("hidden")));
 /* "intel", "amd", "other": struct ntm_env_info's cpu_vendor. */
 const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
 	__attribute__((visibility("hidden")));

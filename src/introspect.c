@@ -62,6 +62,7 @@ int ntm_introspect_env(struct ntm_env_info *info, size_t size)
 		d->features, getenv("GLIBC_TUNABLES"));
 	snprintf(now.cpu_vendor, sizeof(now.cpu_vendor), "%s",
 		 ntm_cpu_vendor_name(ntm_cpu_vendor()));
+	now.cpu_family = ntm_cpu_family();
 	if (size > sizeof(now)) {
 		memset((char *)info + sizeof(now), 0, size - sizeof(now));
 		size = sizeof(now);

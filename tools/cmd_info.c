@@ -110,16 +110,17 @@ static void print_policy_text(const struct ntm_env_info *env,
 	printf("copy policy:      into a destination not 8-byte aligned, "
 	       "ntm_memcpy_nt() is an\n"
 	       "                  ordinary copy below %zu bytes (variant %s's "
-	       "store width),\n"
+	       "store width, cpu family %u),\n"
 	       "                  ntm_memcpy_flush() a cached copy written back "
 	       "below %zu bytes\n",
-	       env->nt_short_unaligned, active, env->nt_threshold);
+	       env->nt_short_unaligned, active, env->cpu_family,
+	       env->nt_threshold);
 	if (env->nt_threshold != env->nt_threshold_default)
 		printf("                  (NTMEM_NT_THRESHOLD; the default is "
 		       "%zu", env->nt_threshold_default);
 	else
 		printf("                  (the default");
-	printf(": cpu vendor %s, ", env->cpu_vendor);
+	printf(": cpu vendor %s, family %u, ", env->cpu_vendor, env->cpu_family);
 	if (env->glibc_rep_movsb_threshold)
 		printf("glibc's REP MOVSB threshold %zu bytes)\n",
 		       env->glibc_rep_movsb_threshold);
@@ -250,9 +251,10 @@ static void print_json(const struct ntm_env_info *env)
 	printf("  \"inline_max\": %d,\n", NTM_INLINE_MAX);
 	printf("  \"copy_policy\": {\"nt_short_unaligned\": %zu, "
 	       "\"nt_threshold\": %zu, \"nt_threshold_default\": %zu, "
-	       "\"cpu_vendor\": \"%s\", \"glibc_rep_movsb_threshold\": %zu},\n",
+	       "\"cpu_vendor\": \"%s\", \"cpu_family\": %u, "
+	       "\"glibc_rep_movsb_threshold\": %zu},\n",
 	       env->nt_short_unaligned, env->nt_threshold,
-	       env->nt_threshold_default, env->cpu_vendor,
+	       env->nt_threshold_default, env->cpu_vendor, env->cpu_family,
 	       env->glibc_rep_movsb_threshold);
 	print_domains_json(env);
 	printf("  \"env_ignored\": [");

@@ -12,9 +12,11 @@
  *                       - the whole copy, when @dst is not 8-byte aligned
  *                         and @n is below the active variant's short size
  *                         (256 for avx512 and aarch64's neon, 512 for
- *                         avx2, 1024 for sse2: NT stores do not pay on
- *                         lines shared with neighbouring bytes until
- *                         enough whole lines lie between them), or when
+ *                         avx2, 1024 for sse2, and at least 768 on AMD's
+ *                         Zen 5 and later, cpuid family 26: NT stores do
+ *                         not pay on lines shared with neighbouring bytes
+ *                         until enough whole lines lie between them), or
+ *                         when
  *                         the active variant is "generic" (no NT stores);
  *                       - otherwise at most 1-3 head bytes (up to 4-byte
  *                         alignment of @dst) and 1-3 tail bytes.
@@ -22,8 +24,9 @@
  *                       [dst, dst + n) is dirty in this CPU's cache. A
  *                       copy to a destination that is not 8-byte aligned
  *                       and shorter than NTMEM_NT_THRESHOLD bytes (unless
- *                       set, the CPU's default: 1536 on Intel, 256
- *                       elsewhere, at most glibc's REP MOVSB threshold)
+ *                       set, the CPU's default: 1536 on Intel, 3072 on
+ *                       AMD's Zen 5 and later, 256 elsewhere, at most
+ *                       glibc's REP MOVSB threshold)
  *                       is made with ordinary stores; a longer one to
  *                       such a destination stores its whole lines
  *                       non-temporally and its partial head and tail
@@ -79,7 +82,8 @@ extern "C" {
  * Lines it may leave dirty (stored with ordinary stores): all of the
  * range when @dst is not 8-byte aligned and @n is below the active
  * variant's short size (256 for avx512 and neon, 512 for avx2, 1024 for
- * sse2), or with the generic variant; otherwise only the lines of the 1-3 bytes before the first
+ * sse2, at least 768 on AMD's Zen 5 and later), or with the generic
+ * variant; otherwise only the lines of the 1-3 bytes before the first
  * 4-byte aligned address and of the 1-3 bytes after the last one. Use
  * ntm_memcpy_flush() when no line may stay dirty.
  *
@@ -97,8 +101,9 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
  * The kernel's memcpy_flushcache(): after it returns, the data has left the
  * CPU cache on its way to memory; ntm_drain() then makes it durable on a
  * platform whose memory controller is in the persistence domain (ADR).
- * Below NTMEM_NT_THRESHOLD bytes (default: 1536 on Intel CPUs, 256 on
- * others, at most glibc's REP MOVSB threshold) a destination that is not
+ * Below NTMEM_NT_THRESHOLD bytes (default: 1536 on Intel CPUs, 3072 on
+ * AMD's Zen 5 and later, 256 on others, at most glibc's REP MOVSB
+ * threshold) a destination that is not
  * 8-byte aligned is copied through the cache and its lines written back,
  * the faster way there; `ntmem bench copy --calibrate` measures the
  * crossover on the machine at hand.

@@ -65,6 +65,12 @@ struct ntm_env_info {
 	size_t glibc_rep_movsb_threshold;
 	/* The cpuid vendor nt_threshold_default keys on: "intel", "amd", "other". */
 	char cpu_vendor[16];
+	/*
+	 * Since 0.5 too: the cpuid family both sizes above key on with the
+	 * vendor (25 for AMD's Zen 3 and Zen 4, 26 for Zen 5, 6 for Intel's
+	 * cores); 0 off x86-64, and for a caller whose struct ends above.
+	 */
+	unsigned cpu_family;
 };
 
 /**

@@ -240,7 +240,7 @@ case $(uname -m) in x86_64) short=1024 ;; *) short=256 ;; esac
 expect 0 "info --json, NTMEM_ISA=sse2" env NTMEM_ISA=sse2 NTMEM_NT_THRESHOLD= \
 	"$ntmem" info --json
 json_ok "info --json with the copy policy parses"
-if grep -q "\"copy_policy\": {\"nt_short_unaligned\": $short, \"nt_threshold\": \([0-9]*\), \"nt_threshold_default\": \\1, \"cpu_vendor\": \"[a-z]*\", \"glibc_rep_movsb_threshold\": [0-9]*}" "$out"
+if grep -q "\"copy_policy\": {\"nt_short_unaligned\": $short, \"nt_threshold\": \([0-9]*\), \"nt_threshold_default\": \\1, \"cpu_vendor\": \"[a-z]*\", \"cpu_family\": [0-9]*, \"glibc_rep_movsb_threshold\": [0-9]*}" "$out"
 then ok "info --json copy_policy: the variant's short size, the default"; else
 	bad "info --json copy_policy"; grep copy_policy "$out" | sed 's/^/# /'; fi
 

@@ -59,6 +59,7 @@
 #include <ntmem/check.h>
 #include <ntmem/introspect.h>
 
+#include "../lib/copy_contract.h"
 #include "../lib/testutil.h"
 
 #define UNIT NTM_CHECK_UNIT
@@ -72,18 +73,11 @@
 /*
  * ntmem/copy.h: ntm_memcpy_nt() into an unaligned destination below this
  * is an ordinary copy and may be left dirty whole; the active variant's
- * vector store width decides it (64 bytes: 256, 32: 512, 16: 1024).
+ * vector store width and the CPU decide it (tu_nt_short_unaligned()).
  */
 static size_t nt_short_unaligned(void)
 {
-	switch (ntm_variant_isa(ntm_variant_active())) {
-	case NTM_ISA_AVX2:
-		return 512;
-	case NTM_ISA_SSE2:
-		return 1024;
-	default:
-		return 256;
-	}
+	return tu_nt_short_unaligned(ntm_variant_isa(ntm_variant_active()));
 }
 
 typedef void *(*copy_fn)(void *, const void *, size_t);

@@ -602,9 +602,10 @@ static void test_env_read(void **state)
 
 /*
  * The copy policy's rules (copy_policy.h) on fake CPUs, at each edge:
- * ntm_memcpy_flush()'s default by vendor, capped at glibc's REP MOVSB
- * threshold; that threshold from GLIBC_TUNABLES or glibc's formula; and
- * ntm_memcpy_nt()'s short unaligned size by the variant's store width.
+ * ntm_memcpy_flush()'s default by vendor and family, capped at glibc's
+ * REP MOVSB threshold; that threshold from GLIBC_TUNABLES or glibc's
+ * formula; and ntm_memcpy_nt()'s short unaligned size by the variant's
+ * store width and the family (Zen 5's, 26, and the families either side).
  */
 static void test_copy_policy_rules(void **state)
 {
@@ -613,13 +614,29 @@ static void test_copy_policy_rules(void **state)
 	char tun[160];
 
 	(void)state;
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 2112), 256);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_OTHER, 0), 256);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 4096), 1536);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 1537), 1536);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 1535), 1535);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 255), 255);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 0), 1536);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 25, 2112), 256);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_OTHER, 26, 0), 256);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 4096), 1536);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 1537), 1536);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 1535), 1535);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 25, 255), 255);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 0), 1536);
+	/* Zen 5 and later: 3072, under glibc's cap (2112 with FSRM) */
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 0), 3072);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 27, 4096), 3072);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 2112), 2112);
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 3073), 3072);
+	/* the family counts for AMD only */
+	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 26, 0), 1536);
+	/* ntm_memcpy_nt()'s short size: at least 768 from Zen 5 on */
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_AMD, 25), 256);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX2, NTM_VENDOR_AMD, 25), 512);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_AMD, 26), 768);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX2, NTM_VENDOR_AMD, 27), 768);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_SSE2, NTM_VENDOR_AMD, 26), 1024);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_GENERIC, NTM_VENDOR_AMD, 26), 256);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_INTEL, 26), 256);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_OTHER, 26), 256);
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 	assert_int_equal(ntm_glibc_rep_movsb_threshold(NTM_CPU_SSE2, NULL), 2048);
@@ -653,17 +670,17 @@ static void test_copy_policy_rules(void **state)
 
 	for (size_t i = 0; i < ntm_variant_count(); i++) {
 		const struct ntm_variant *v = ntm_variant_at(i);
-		size_t want = v->isa == NTM_ISA_AVX2 ? 512 :
-			      v->isa == NTM_ISA_SSE2 ? 1024 : 256;
 
-		assert_int_equal(ntm_nt_short_unaligned(v), want);
+		assert_int_equal(ntm_nt_short_unaligned(v),
+				 ntm_nt_short_for(v->isa, ntm_cpu_vendor(),
+						  ntm_cpu_family()));
 	}
 	/* The table holds its variant's, and the entries' copy of it. */
 	assert_int_equal(ntm_dispatch()->nt_short,
 			 ntm_nt_short_unaligned(ntm_dispatch()->variant));
 	assert_int_equal(ntm_bound.nt_short, ntm_dispatch()->nt_short);
 	assert_int_equal(NTM_NT_THRESHOLD_DEFAULT,
-			 ntm_nt_threshold_for(ntm_cpu_vendor(),
+			 ntm_nt_threshold_for(ntm_cpu_vendor(), ntm_cpu_family(),
 					      ntm_glibc_rep_movsb_threshold(
 						      ntm_cpu_features(),
 						      getenv("GLIBC_TUNABLES"))));

@@ -35,6 +35,7 @@
 #include <ntmem.h>
 #include <ntmem/introspect.h>
 
+#include "../lib/copy_contract.h"
 #include "../lib/testutil.h"
 #include "../lib/sysfs_tree.h"
 
@@ -151,9 +152,14 @@ static void test_env(void **state)
 	(void)state;
 	memset(&info, 0xa5, sizeof(info));
 	assert_int_equal(ntm_introspect_env(&info, sizeof(info)), 0);
-	assert_int_equal(info.nt_threshold_default, 256);
+	/* the CPU's default, which NTMEM_TEST_EXPECT_THRESHOLD "default" names */
+	assert_int_equal(info.nt_threshold_default,
+			 tu_nt_threshold_default(info.glibc_rep_movsb_threshold));
 	assert_int_equal(info.nt_threshold,
-			 strtoull(expected("NTMEM_TEST_EXPECT_THRESHOLD"), NULL, 0));
+			 strcmp(expected("NTMEM_TEST_EXPECT_THRESHOLD"), "default") ?
+				 strtoull(expected("NTMEM_TEST_EXPECT_THRESHOLD"),
+					  NULL, 0) :
+				 info.nt_threshold_default);
 	assert_string_equal(ntm_persist_domain_name(info.persist_domain_override),
 			    *domain ? domain : "none");
 	assert_string_equal(info.ignored, expected("NTMEM_TEST_EXPECT_IGNORED"));
@@ -169,19 +175,24 @@ static void test_env(void **state)
 	 * The copy policy fields (0.5): the active variant's short size,
 	 * the facts the default keys on.
 	 */
-	switch (ntm_variant_isa(ntm_variant_active())) {
-	case NTM_ISA_AVX2:
-		assert_int_equal(info.nt_short_unaligned, 512);
-		break;
-	case NTM_ISA_SSE2:
-		assert_int_equal(info.nt_short_unaligned, 1024);
-		break;
-	default:
-		assert_int_equal(info.nt_short_unaligned, 256);
-	}
+	assert_int_equal(info.nt_short_unaligned,
+			 tu_nt_short_unaligned(ntm_variant_isa(ntm_variant_active())));
 	assert_true(strcmp(info.cpu_vendor, "intel") == 0 ||
 		    strcmp(info.cpu_vendor, "amd") == 0 ||
 		    strcmp(info.cpu_vendor, "other") == 0);
+#if defined(__x86_64__)
+	{
+		bool amd, intel;
+		unsigned family;
+
+		tu_cpu_id(&amd, &intel, &family);
+		assert_int_equal(info.cpu_family, family);
+		assert_string_equal(info.cpu_vendor, amd ? "amd" :
+					  intel ? "intel" : info.cpu_vendor);
+	}
+#else
+	assert_int_equal(info.cpu_family, 0);
+#endif
 #if defined(__x86_64__) && defined(__GLIBC__)
 	assert_true(info.glibc_rep_movsb_threshold >= 256);
 #else
