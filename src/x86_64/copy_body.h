@@ -184,7 +184,7 @@ fill_bytes(unsigned char *d, unsigned char c, size_t n)
  * overlap (memcpy()'s contract), so loads and stores may interleave.
  * Where ntm_memcpy_nt() into an unaligned destination jumped to memcpy()
  * for these, an 8-byte copy cost 2.4x glibc's own call and a 64-byte one
- * 1.18x (Zen 4): the jumps on the way there, not the copy.
+ * 1.18x (Zen 5, family 26): the jumps on the way there, not the copy.
  */
 static inline __attribute__((always_inline)) void
 store_short(unsigned char *d, const unsigned char *s, size_t n)
