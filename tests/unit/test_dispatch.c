@@ -613,30 +613,54 @@ static void test_copy_policy_rules(void **state)
 	const char *key = "glibc.cpu.x86_rep_movsb_threshold";
 	char tun[160];
 
-	(void)state;
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 25, 2112), 256);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_OTHER, 26, 0), 256);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 4096), 1536);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 1537), 1536);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 1535), 1535);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 25, 255), 255);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 6, 0), 1536);
-	/* Zen 5 and later: 3072, under glibc's cap (2112 with FSRM) */
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 0), 3072);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 27, 4096), 3072);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 2112), 2112);
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_AMD, 26, 3073), 3072);
-	/* the family counts for AMD only */
-	assert_int_equal(ntm_nt_threshold_for(NTM_VENDOR_INTEL, 26, 0), 1536);
+	/* ntm_memcpy_flush()'s default: vendor, family, glibc's cap -> bytes */
+	static const struct {
+		enum ntm_cpu_vendor vendor;
+		unsigned family;
+		size_t rep_movsb, want;
+	} thresholds[] = {
+		{ NTM_VENDOR_AMD, 25, 2112, 256 },
+		{ NTM_VENDOR_OTHER, 26, 0, 256 },
+		{ NTM_VENDOR_INTEL, 6, 4096, 1536 },
+		{ NTM_VENDOR_INTEL, 6, 1537, 1536 },
+		{ NTM_VENDOR_INTEL, 6, 1535, 1535 },
+		{ NTM_VENDOR_AMD, 25, 255, 255 },
+		{ NTM_VENDOR_INTEL, 6, 0, 1536 },
+		/* Zen 5 and later: 3072, under glibc's cap (2112 with FSRM) */
+		{ NTM_VENDOR_AMD, 26, 0, 3072 },
+		{ NTM_VENDOR_AMD, 27, 4096, 3072 },
+		{ NTM_VENDOR_AMD, 26, 2112, 2112 },
+		{ NTM_VENDOR_AMD, 26, 3073, 3072 },
+		/* the family counts for AMD only */
+		{ NTM_VENDOR_INTEL, 26, 0, 1536 },
+	};
 	/* ntm_memcpy_nt()'s short size: at least 768 from Zen 5 on */
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_AMD, 25), 256);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX2, NTM_VENDOR_AMD, 25), 512);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_AMD, 26), 768);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX2, NTM_VENDOR_AMD, 27), 768);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_SSE2, NTM_VENDOR_AMD, 26), 1024);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_GENERIC, NTM_VENDOR_AMD, 26), 256);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_INTEL, 26), 256);
-	assert_int_equal(ntm_nt_short_for(NTM_ISA_AVX512, NTM_VENDOR_OTHER, 26), 256);
+	static const struct {
+		enum ntm_isa isa;
+		enum ntm_cpu_vendor vendor;
+		unsigned family;
+		size_t want;
+	} shorts[] = {
+		{ NTM_ISA_AVX512, NTM_VENDOR_AMD, 25, 256 },
+		{ NTM_ISA_AVX2, NTM_VENDOR_AMD, 25, 512 },
+		{ NTM_ISA_AVX512, NTM_VENDOR_AMD, 26, 768 },
+		{ NTM_ISA_AVX2, NTM_VENDOR_AMD, 27, 768 },
+		{ NTM_ISA_SSE2, NTM_VENDOR_AMD, 26, 1024 },
+		{ NTM_ISA_GENERIC, NTM_VENDOR_AMD, 26, 256 },
+		{ NTM_ISA_AVX512, NTM_VENDOR_INTEL, 26, 256 },
+		{ NTM_ISA_AVX512, NTM_VENDOR_OTHER, 26, 256 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(thresholds) / sizeof(thresholds[0]); i++)
+		assert_int_equal(ntm_nt_threshold_for(thresholds[i].vendor,
+						      thresholds[i].family,
+						      thresholds[i].rep_movsb),
+				 thresholds[i].want);
+	for (size_t i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++)
+		assert_int_equal(ntm_nt_short_for(shorts[i].isa, shorts[i].vendor,
+						  shorts[i].family),
+				 shorts[i].want);
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 	assert_int_equal(ntm_glibc_rep_movsb_threshold(NTM_CPU_SSE2, NULL), 2048);
