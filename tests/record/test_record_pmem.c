@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include <ntmem/check.h>
+#include <ntmem/introspect.h>
 
 #include "libpmem.h"
 #include "../lib/record_util.h"
@@ -199,12 +200,20 @@ static void expect_persisted(const unsigned char *d, size_t len, bool nt,
 #define NT_UNITS_KNOWN 0
 #endif
 
-/* NTMEM_NT_THRESHOLD as tests/record/meson.build sets it: a plain number, or unset. */
+/*
+ * NTMEM_NT_THRESHOLD as tests/record/meson.build sets it, a plain number;
+ * unset, the CPU's default, as the library reports it (test_introspect.c
+ * checks that default against the contract).
+ */
 static size_t ntmem_threshold(void)
 {
 	const char *v = getenv("NTMEM_NT_THRESHOLD");
+	struct ntm_env_info info;
 
-	return v && *v ? (size_t)strtoull(v, NULL, 10) : 256;
+	if (v && *v)
+		return (size_t)strtoull(v, NULL, 10);
+	assert_int_equal(ntm_introspect_env(&info, sizeof(info)), 0);
+	return info.nt_threshold_default;
 }
 
 /*

@@ -657,10 +657,17 @@ static void test_copy_policy_rules(void **state)
 						      thresholds[i].family,
 						      thresholds[i].rep_movsb),
 				 thresholds[i].want);
+#if defined(__x86_64__)
 	for (size_t i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++)
 		assert_int_equal(ntm_nt_short_for(shorts[i].isa, shorts[i].vendor,
 						  shorts[i].family),
 				 shorts[i].want);
+#else
+	/* aarch64's NEON (its level is SSE2's number): 256 whatever the CPU */
+	(void)shorts;
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_NEON, NTM_VENDOR_OTHER, 0), 256);
+	assert_int_equal(ntm_nt_short_for(NTM_ISA_GENERIC, NTM_VENDOR_OTHER, 0), 256);
+#endif
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 	assert_int_equal(ntm_glibc_rep_movsb_threshold(NTM_CPU_SSE2, NULL), 2048);
