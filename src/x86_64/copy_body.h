@@ -176,6 +176,9 @@ fill_bytes(unsigned char *d, unsigned char c, size_t n)
 	NTM_REC(NTM_REC_STORE, d, n);
 }
 
+/* The longest copy store_short() makes. */
+#define STORE_SHORT_MAX 64
+
 /*
  * An ordinary copy of 1-64 bytes with no call: the first and the last 32,
  * 16, 8 or 4 bytes (the widest that fits twice), overlapping in the
@@ -456,7 +459,10 @@ copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 		return dst;
 	if (!flush_partial && ((uintptr_t)d & 7) &&
 	    n < ntm_dispatch()->nt_short) {
-		ntm_store_copy(d, s, n);
+		if (n <= STORE_SHORT_MAX)
+			store_short(d, s, n);
+		else
+			ntm_store_copy(d, s, n);
 		return dst;
 	}
 	if (flush_partial && ((uintptr_t)d & 7)) {
@@ -599,16 +605,17 @@ void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
 	/*
 	 * An unaligned destination first: small_copy()'s slots are all
 	 * 8-byte aligned, so its chain of compares could only fall through.
-	 * Below nt_short the copy is copy_body()'s ordinary one: up to 64
-	 * bytes here, with no call; longer, a jump to memcpy(), so it costs
-	 * the caller what glibc's does plus the checks above. That jump is
-	 * in a function of its own (src/copy.c): here the vector code's
-	 * stack realignment made the call a frame.
+	 * Below nt_short the copy is copy_body()'s ordinary one, made the
+	 * same way: up to STORE_SHORT_MAX bytes with no call; longer, here
+	 * a jump to memcpy(), so it costs the caller what glibc's does plus
+	 * the checks above. That jump is in a function of its own
+	 * (src/copy.c): here the vector code's stack realignment made the
+	 * call a frame.
 	 */
 	if (__builtin_expect((uintptr_t)dst & 7, 0)) {
 		if (n >= __atomic_load_n(&ntm_bound.nt_short, __ATOMIC_RELAXED))
 			return FN(memcpy_nt)(dst, src, n);
-		if (n <= 64) {
+		if (n <= STORE_SHORT_MAX) {
 			store_short(dst, src, n);
 			return ret;
 		}
