@@ -176,8 +176,13 @@ fill_bytes(unsigned char *d, unsigned char c, size_t n)
 	NTM_REC(NTM_REC_STORE, d, n);
 }
 
-/* The longest copy store_short() makes. */
+/*
+ * The longest copy store_short() makes: below every variant's short size
+ * (ntm_nt_short_for(), 256 at least), so a copy this short into an
+ * unaligned destination is always an ordinary one.
+ */
 #define STORE_SHORT_MAX 64
+_Static_assert(STORE_SHORT_MAX < 256, "store_short() copies are short ones");
 
 /*
  * An ordinary copy of 1-64 bytes with no call: the first and the last 32,
@@ -188,6 +193,10 @@ fill_bytes(unsigned char *d, unsigned char c, size_t n)
  * Where ntm_memcpy_nt() into an unaligned destination jumped to memcpy()
  * for these, an 8-byte copy cost 2.4x glibc's own call and a 64-byte one
  * 1.18x (Zen 5, family 26): the jumps on the way there, not the copy.
+ * The order of the tests is what a call pays in taken jumps: 33-64 bytes
+ * fall through from the entry's length test, 8-16 need one jump more,
+ * as in glibc's own memcpy(); with 8-16 behind the 17-32 test an 8-byte
+ * copy took three and cost 1.13-1.16x glibc's, 0.98-1.03x now (Zen 5).
  */
 static inline __attribute__((always_inline)) void
 store_short(unsigned char *d, const unsigned char *s, size_t n)
@@ -195,12 +204,12 @@ store_short(unsigned char *d, const unsigned char *s, size_t n)
 	if (n > 32) {
 		__builtin_memcpy(d, s, 32);
 		__builtin_memcpy(d + n - 32, s + n - 32, 32);
+	} else if (__builtin_expect(n - 8 <= 8, 1)) {
+		__builtin_memcpy(d, s, 8);
+		__builtin_memcpy(d + n - 8, s + n - 8, 8);
 	} else if (n > 16) {
 		__builtin_memcpy(d, s, 16);
 		__builtin_memcpy(d + n - 16, s + n - 16, 16);
-	} else if (n >= 8) {
-		__builtin_memcpy(d, s, 8);
-		__builtin_memcpy(d + n - 8, s + n - 8, 8);
 	} else if (n >= 4) {
 		__builtin_memcpy(d, s, 4);
 		__builtin_memcpy(d + n - 4, s + n - 4, 4);
@@ -345,7 +354,11 @@ slot_stores(unsigned char *d, const unsigned char *s, size_t n, uintptr_t a)
  * chain. The bits of @n walked in turn (stream_pow2(), what every other
  * size and offset still does) took a jump per part after the first: 3 for
  * 96 bytes, 5 for 80, 1.1-1.7x the inline path; a jump table before that
- * cost its indirect jump (1.3x at 64 bytes).
+ * cost its indirect jump (1.3x at 64 bytes). An 8-byte copy makes one
+ * MOVNTI at every 8-byte aligned offset, so one compare with the offset's
+ * word bits masked off matches all of them, first after 64: with a slot
+ * per offset, the ones a packed array visits at 8, 16 and 24 came last of
+ * the chain (8 bytes at dst+0: 1.18-1.20x glibc's call, 0.98x now, Zen 5).
  */
 static inline __attribute__((always_inline)) bool
 small_copy(unsigned char *d, const unsigned char *s, size_t n)
@@ -375,17 +388,15 @@ small_copy(unsigned char *d, const unsigned char *s, size_t n)
 		slot_stores(d, s, 64, 0);
 		return true;
 	}
-	SLOT(8, 0)
+	if (__builtin_expect((key & ~SLOT_KEY(0, WIDE - 8)) == 8, 1)) {
+		movnti8(d, load8(s));
+		return true;
+	}
 	SLOT(128, 0)
 	SLOT(32, 0)
 	SLOT(16, 0)
 #if defined(__AVX__)
 	SLOT(16, 16)
-	SLOT(8, 16)
-#endif
-	SLOT(8, 8)
-#if defined(__AVX__)
-	SLOT(8, 24)
 #endif
 #undef SLOT
 #endif
@@ -606,19 +617,20 @@ void *FN(memcpy_nt_entry)(void *dst, const void *src, size_t n)
 	 * An unaligned destination first: small_copy()'s slots are all
 	 * 8-byte aligned, so its chain of compares could only fall through.
 	 * Below nt_short the copy is copy_body()'s ordinary one, made the
-	 * same way: up to STORE_SHORT_MAX bytes with no call; longer, here
-	 * a jump to memcpy(), so it costs the caller what glibc's does plus
-	 * the checks above. That jump is in a function of its own
-	 * (src/copy.c): here the vector code's stack realignment made the
-	 * call a frame.
+	 * same way: up to STORE_SHORT_MAX bytes with no call, tested before
+	 * nt_short (never that short, so the load waits for longer copies);
+	 * longer, here a jump to memcpy(), so it costs the caller what
+	 * glibc's does plus the checks above. That jump is in a function of
+	 * its own (src/copy.c): here the vector code's stack realignment
+	 * made the call a frame.
 	 */
 	if (__builtin_expect((uintptr_t)dst & 7, 0)) {
-		if (n >= __atomic_load_n(&ntm_bound.nt_short, __ATOMIC_RELAXED))
-			return FN(memcpy_nt)(dst, src, n);
 		if (n <= STORE_SHORT_MAX) {
 			store_short(dst, src, n);
 			return ret;
 		}
+		if (n >= __atomic_load_n(&ntm_bound.nt_short, __ATOMIC_RELAXED))
+			return FN(memcpy_nt)(dst, src, n);
 		return ntm_memcpy_store(dst, src, n);
 	}
 	if (small_copy(dst, src, n))
