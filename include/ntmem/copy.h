@@ -56,8 +56,15 @@
  *   ascending address order and call nothing into an 8-byte aligned
  *   destination; into an unaligned one ntm_memcpy_nt() is an ordinary
  *   copy in place and ntm_memcpy_flush() calls its out-of-line function
- *   (see ntmem/inline.h). Every other size goes out of line through a
- *   dispatch table chosen once per process (see ntmem/variant.h).
+ *   (see ntmem/inline.h).
+ *
+ * Run-time sizes:
+ *   A size the compiler cannot see that is a multiple of 8 from 8 to
+ *   NTM_INLINE_VAR_MAX (120), into a 16-byte aligned destination, is
+ *   copied in place as well, with the same non-temporal stores (an
+ *   optimised build; ntmem/inline.h). Every other size goes out of line
+ *   through a dispatch table chosen once per process (see
+ *   ntmem/variant.h).
  */
 #ifndef NTMEM_COPY_H
 #define NTMEM_COPY_H

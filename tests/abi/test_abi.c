@@ -354,7 +354,7 @@ static void test_internals_hidden(void **state)
 		"ntm_cpu_detect", "ntm_cpu_line_size", "ntm_env_read",
 		"ntm_isa_from_name", "ntm_flush_from_name",
 		"ntm_memcpy_nt_fixed", "ntm_memcpy_nt_inline",
-		"ntm_memcpy_flush_inline",
+		"ntm_memcpy_flush_inline", "ntm_nt_var",
 	};
 	/* memset_nt: the per-variant fill's name before 0.4, hidden too. */
 	static const char *const ops[] = { "memcpy_nt", "memcpy_flush",

@@ -7,7 +7,9 @@
  * ntm_persist() (which must not change a byte), and every constant-size
  * inline path of ntmem/inline.h (sizes 4 and 8..128 step 8, through the
  * front doors ntm_memcpy_nt()/ntm_memcpy_flush() and the named
- * ntm_memcpy_nt_<N>()), each against a model buffer changed with plain
+ * ntm_memcpy_nt_<N>()) and the front doors with a run-time size of 0 to
+ * 144 bytes (the variable-size path and its edges), each against a model
+ * buffer changed with plain
  * memcpy()/memset(). The destination sits between guard bytes; the whole
  * buffer, guards included, must equal the model afterwards.
  *
@@ -42,7 +44,12 @@ enum op_kind {
 	OP_INLINE_NT,		/* ntm_memcpy_nt() with a constant size */
 	OP_INLINE_FLUSH,	/* ntm_memcpy_flush() with a constant size */
 	OP_NAMED,		/* ntm_memcpy_nt_<N>() */
+	OP_VAR_NT,		/* ntm_memcpy_nt() with a run-time size */
+	OP_VAR_FLUSH,		/* ntm_memcpy_flush() with a run-time size */
 };
+
+/* Run-time sizes for OP_VAR_*: 0 .. NTM_INLINE_MAX + 16. */
+#define VAR_SIZES (NTM_INLINE_MAX + 17)
 
 struct op {
 	enum op_kind kind;
@@ -126,6 +133,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	add_op(OP_MEMSET, NULL, 0, "ntm_memset_flush");
 	add_op(OP_FLUSH, NULL, 0, "ntm_flush");
 	add_op(OP_PERSIST, NULL, 0, "ntm_persist");
+	add_op(OP_VAR_NT, NULL, 0, "ntm_memcpy_nt, run-time size");
+	add_op(OP_VAR_FLUSH, NULL, 0, "ntm_memcpy_flush, run-time size");
 	for (size_t i = 0; i < sizeof(fixed_sizes) / sizeof(fixed_sizes[0]); i++) {
 		size_t n = fixed_sizes[i];
 
@@ -157,6 +166,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (op->size)
 		n = op->size;
+	if (op->kind == OP_VAR_NT || op->kind == OP_VAR_FLUSH)
+		n %= VAR_SIZES;
 	/* Destination and guards: a pattern no copy or fill would write. */
 	for (size_t i = 0; i < BUF; i++)
 		dst[i] = (unsigned char)(i * 7 + 0x5b) ^ fill ^ 0xff;
@@ -194,6 +205,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case OP_INLINE_NT:
 		ret = inline_nt(d, s, n);
+		break;
+	/* The header's front doors: n is not a constant here. */
+	case OP_VAR_NT:
+		ret = ntm_memcpy_nt(d, s, n);
+		break;
+	case OP_VAR_FLUSH:
+		ret = ntm_memcpy_flush(d, s, n);
 		break;
 	case OP_INLINE_FLUSH:
 		ret = inline_flush(d, s, n);

@@ -24,8 +24,11 @@
  * paths (every NTM_FIXED_SIZES size, 4/8/16/32-byte aligned and not) leave
  * no unit dirty where they store non-temporally and ntm_memcpy_flush()'s
  * leaves none anywhere; ntm_memcpy_nt()'s copy an unaligned destination
- * with ordinary stores, which its contract allows (expect_nt()); meson
- * builds this file again with -mavx for the 32-byte stores.
+ * with ordinary stores, which its contract allows (expect_nt()). The
+ * front doors' variable-size path (a run-time size of 0 to 136 bytes)
+ * leaves no unit dirty where it takes the copy, and the dispatched
+ * contract holds elsewhere. meson builds this file again with -mavx for
+ * the 32-byte stores.
  *
  * Sizes and destination offsets (the alignment classes of the head, the
  * 8-byte and vector steps and the tail all repeat within a 64-byte line,
@@ -626,6 +629,59 @@ static void test_inline(void **state)
 	untrack();
 }
 
+/*
+ * The front doors with a run-time size, every size from 0 to 136 (both
+ * edges of the variable-size path, 8 and NTM_INLINE_VAR_MAX, and the
+ * sizes around them) at every offset above. Where the variable-size path
+ * takes the copy (an optimised build, a 16-byte aligned destination, a
+ * multiple of 8 from 8 to 120) its non-temporal stores must leave no
+ * line dirty and be durable after a drain, whichever door; elsewhere
+ * the dispatched function's contract applies.
+ */
+static void test_inline_variable(void **state)
+{
+#if defined(__AVX__)
+	struct target t = { .name = "variable -mavx" };
+#else
+	struct target t = { .name = "variable" };
+#endif
+	static const char *const names[] = { "ntm_memcpy_nt", "ntm_memcpy_flush" };
+	volatile size_t vn;
+
+	(void)state;
+	t.generic = ntm_variant_isa(ntm_variant_active()) == NTM_ISA_GENERIC;
+	track(NTM_INLINE_MAX + 8);
+	for (size_t n = 0; n <= NTM_INLINE_MAX + 8; n++) {
+		for (size_t k = 0; k < sizeof(fixed_offsets) / sizeof(*fixed_offsets); k++) {
+			unsigned off = fixed_offsets[k];
+			unsigned char *d = arena + GUARD + off;
+			bool var = FRONT_DOOR_INLINES && NTM_ARCH_HAS_NT_STORES &&
+				   off % 16 == 0 && n % 8 == 0 && n >= 8 &&
+				   n <= NTM_INLINE_VAR_MAX;
+
+			assert_int_equal(NTM_VAR_SIZE_OK(d, n) ? 1 : 0,
+					 off % 16 == 0 && n % 8 == 0 && n >= 8 &&
+					 n <= NTM_INLINE_VAR_MAX);
+			for (int which = 0; which < 2; which++) {
+				ntm_check_reset();
+				vn = n;
+				if (which == 0)
+					ntm_memcpy_nt(d, srcbuf, vn);
+				else
+					ntm_memcpy_flush(d, srcbuf, vn);
+				expect_bytes(&t, names[which], d, srcbuf, n, off);
+				if (var || which == 1)
+					expect_flushed(&t, names[which], d, n,
+						       off, window(NTM_INLINE_MAX + 8));
+				else
+					expect_nt(&t, d, n, off,
+						  window(NTM_INLINE_MAX + 8));
+			}
+		}
+	}
+	untrack();
+}
+
 /* --- setup ------------------------------------------------------------------ */
 
 static void add_target(const char *name, copy_fn nt, copy_fn flush, set_fn set,
@@ -662,6 +718,7 @@ int main(int argc, char **argv)
 		{ "drain_needed", test_drain_needed },
 		{ "fence_owner", test_fence_owner },
 		{ "inline", test_inline },
+		{ "inline_variable", test_inline_variable },
 		{ "dispatched_caps", test_dispatched_caps },
 		{ "flush_threshold", test_flush_threshold },
 	};

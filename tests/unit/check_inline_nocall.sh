@@ -19,8 +19,11 @@
 #     for flushN none but ntm_memcpy_flush (the unaligned fallback, which
 #     writes the lines back, as a call or a tail jmp);
 #     and make no indirect call or jump.
-# The controls copy_var and copy_60 must reference ntm_memcpy_nt and store
-# nothing, which shows the parser does see calls.
+# copy_var and flush_var (a run-time size) must contain the variable-size
+# path's MOVNTDQ and MOVNTI, reference their door's out-of-line function
+# (ntm_memcpy_nt, ntm_memcpy_flush) and nothing else, memcpy neither. The control copy_60
+# must reference ntm_memcpy_nt and store nothing, which shows the parser
+# does see calls.
 # Exit 0 pass, 1 fail, 77 skip (no objdump).
 
 set -u
@@ -67,17 +70,17 @@ for obj in "$@"; do
 		continue
 	fi
 	# One summary line per function:
-	#   name nti ntdq bad-refs-and-insns flush-refs nt-refs
+	#   name nti ntdq bad-refs-and-insns flush-refs nt-refs memcpy-refs why
 	awk '
 	function flush_fn() {
 		if (fn != "")
-			printf "%s %d %d %d %d %d %s\n", fn, nti, ntdq, bad,
-			       fl, nt, (why == "" ? "-" : why)
+			printf "%s %d %d %d %d %d %d %s\n", fn, nti, ntdq, bad,
+			       fl, nt, mc, (why == "" ? "-" : why)
 	}
 	/^[0-9a-f]+ <[^>]*>:$/ {
 		flush_fn()
 		fn = $2; gsub(/[<>:]/, "", fn)
-		nti = ntdq = bad = fl = nt = 0; why = ""; pending = ""
+		nti = ntdq = bad = fl = nt = mc = 0; why = ""; pending = ""
 		next
 	}
 	fn == "" { next }
@@ -87,6 +90,7 @@ for obj in "$@"; do
 		sub(/@.*$/, "", sym)
 		if (sym == "ntm_memcpy_flush") fl++
 		else if (sym == "ntm_memcpy_nt") nt++
+		else if (sym == "memcpy") mc++
 		else { bad++; why = why "ref:" sym ";" }
 		pending = ""
 		next
@@ -128,13 +132,15 @@ for obj in "$@"; do
 				continue
 			fi
 			set -- $line
-			# $2 nti  $3 ntdq  $4 bad  $5 flush refs  $6 nt refs  $7 why
+			# $2 nti $3 ntdq $4 bad $5 flush refs $6 nt refs
+			# $7 memcpy refs $8 why
 			msg=""
 			[ "$2" -ge 1 ] || msg="$msg no MOVNTI;"
 			if [ "$n" -ge 16 ] && [ "$3" -lt 1 ]; then
 				msg="$msg no MOVNTDQ;"
 			fi
-			[ "$4" -eq 0 ] || msg="$msg $7"
+			[ "$4" -eq 0 ] || msg="$msg $8"
+			[ "$7" -eq 0 ] || msg="$msg calls memcpy;"
 			# The unaligned fallback keeps the caller's contract:
 			# flushN's goes out of line, copyN's is inline.
 			case $f in
@@ -151,7 +157,29 @@ for obj in "$@"; do
 			fi
 		done
 	done
-	for f in copy_var copy_60; do
+	for f in copy_var flush_var; do
+		line=$(awk -v f="$f" '$1 == f' "$sum")
+		if [ -z "$line" ]; then
+			echo "FAIL: $f not found in $obj"
+			status=1
+			continue
+		fi
+		set -- $line
+		case $f in
+		copy*) refs=$6 other=$5 ;;
+		*) refs=$5 other=$6 ;;
+		esac
+		if [ "$2" -ge 1 ] && [ "$3" -ge 1 ] && [ "$4" -eq 0 ] &&
+		   [ "$refs" -ge 1 ] && [ "$other" -eq 0 ] && [ "$7" -eq 0 ]; then
+			echo "ok   $f: $2 movnti, $3 movntdq, out-of-line refs $refs"
+		else
+			echo "FAIL: $f: $line (expected the variable-size" \
+			     "path's stores and its door's call)"
+			show "$f"
+			status=1
+		fi
+	done
+	for f in copy_60; do
 		line=$(awk -v f="$f" '$1 == f' "$sum")
 		if [ -z "$line" ]; then
 			echo "FAIL: control $f not found in $obj"

@@ -9,9 +9,12 @@
  * non-temporal stores and no call: copyN and namedN copy an unaligned
  * destination inline with ordinary stores (ntm_memcpy_nt()'s contract),
  * flushN calls its out-of-line ntm_memcpy_flush there, which writes the
- * lines back. Two controls show the check can see a call:
- * copy_var (a run-time size) and copy_60 (a constant without a fixed path)
- * must call or jump to ntm_memcpy_nt and store nothing themselves.
+ * lines back. copy_var and flush_var (a run-time size) must contain the
+ * variable-size path's non-temporal stores (MOVNTDQ and the 8-byte
+ * MOVNTI) and one reference to their door's out-of-line function, for
+ * every other size. The control copy_60 (a constant without a fixed path)
+ * must call or jump to ntm_memcpy_nt and store nothing itself, which
+ * shows the check can see a call.
  */
 #include <ntmem.h>
 
@@ -38,6 +41,12 @@ void *copy_var(void *d, const void *s, size_t n);
 void *copy_var(void *d, const void *s, size_t n)
 {
 	return ntm_memcpy_nt(d, s, n);
+}
+
+void *flush_var(void *d, const void *s, size_t n);
+void *flush_var(void *d, const void *s, size_t n)
+{
+	return ntm_memcpy_flush(d, s, n);
 }
 
 void *copy_60(void *d, const void *s);

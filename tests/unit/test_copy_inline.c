@@ -18,8 +18,10 @@
  * an unaligned one none with ntm_memcpy_nt()'s contract (an ordinary copy
  * in place) and exactly one call to ntm_memcpy_flush() with its, and a size that
  * is not constant or not a fixed size exactly one call to the matching
- * out-of-line function. Without optimisation (__OPTIMIZE__ undefined),
- * __builtin_constant_p() is false and the front doors always call out.
+ * out-of-line function, unless the variable-size path takes it
+ * (test_variable: a run-time size of every length up to 144 bytes).
+ * Without optimisation (__OPTIMIZE__ undefined), __builtin_constant_p() is
+ * false and the front doors always call out.
  *
  * tests/unit/meson.build builds this file with the default flags, with
  * -mavx512f (the header must not depend on the ISA flags) and at -O0, and
@@ -265,10 +267,10 @@ static void test_not_fixed(void **state)
 #ifdef NTM_TEST_WRAP
 	calls_nt = calls_flush = 0;
 #endif
-	/* a run-time size, even one with a fixed path, goes out of line */
-	assert_ptr_equal(ntm_memcpy_nt(d, src, vn), d);
+	/* a run-time size the variable-size path does not take */
+	assert_ptr_equal(ntm_memcpy_nt(d + 8, src, vn), d + 8);
 	EXPECT_CALLS(1, 0);
-	assert_memory_equal(d, src, 64);
+	assert_memory_equal(d + 8, src, 64);
 	assert_ptr_equal(ntm_memcpy_flush(d + 1, src + 3, vn), d + 1);
 	EXPECT_CALLS(0, 1);
 	assert_memory_equal(d + 1, src + 3, 64);
@@ -288,6 +290,86 @@ static void test_not_fixed(void **state)
 #undef EXPECT_CALLS
 
 	memcpy(dst_region, canary, REGION);
+}
+
+/*
+ * The front doors with a run-time size: every size from 0 to
+ * NTM_INLINE_MAX + 16 at every destination offset 0..31 and each source
+ * offset, against memcpy(), with the guards. The variable-size path
+ * (NTM_VAR_SIZE_OK: a 16-byte aligned destination, a multiple of 8 from 8
+ * to NTM_INLINE_VAR_MAX) must call nothing in an optimised build with
+ * non-temporal stores; every other copy calls its door's function once
+ * (a short unaligned one too: the library's own ordinary copy measured
+ * faster than a call of glibc's memcpy() from the caller).
+ */
+static void *var_nt(void *d, const void *s, size_t n)
+{
+	return ntm_memcpy_nt(d, s, n);
+}
+
+static void *var_flush(void *d, const void *s, size_t n)
+{
+	return ntm_memcpy_flush(d, s, n);
+}
+
+static void check_variable(size_t n, bool flush, size_t doff, size_t soff)
+{
+	unsigned char *d = dst_region + GUARD + 64 + doff;
+	const unsigned char *s = src + soff;
+	const unsigned char *ref = canary + (d - dst_region);
+	const char *name = flush ? "ntm_memcpy_flush" : "ntm_memcpy_nt";
+	/* volatile: the compiler must not see the size */
+	void *(*volatile fn)(void *, const void *, size_t) =
+		flush ? var_flush : var_nt;
+	volatile size_t vn = n;
+	bool inl = NTM_VAR_SIZE_OK(d, n);
+
+	assert_int_equal(inl, doff % 16 == 0 && n % 8 == 0 && n >= 8 &&
+				      n <= NTM_INLINE_VAR_MAX);
+	memcpy(d, nsrc + soff, n);
+#ifdef NTM_TEST_WRAP
+	calls_nt = calls_flush = 0;
+#endif
+	if (fn(d, s, vn) != d)
+		fail_msg("%s n=%zu dst%%64=%zu: wrong return", name, n, doff);
+	if (memcmp(d, s, n) != 0) {
+		size_t i = tu_first_diff(d, s, n);
+
+		fail_msg("%s n=%zu dst%%64=%zu src%%64=%zu: byte %zu is 0x%02x, "
+			 "expected 0x%02x", name, n, doff, soff, i, d[i], s[i]);
+	}
+	if (memcmp(d - GUARD, ref - GUARD, GUARD) != 0 ||
+	    memcmp(d + n, ref + n, GUARD) != 0)
+		fail_msg("%s n=%zu dst%%64=%zu src%%64=%zu: guard bytes written",
+			 name, n, doff, soff);
+#ifdef NTM_TEST_WRAP
+	{
+		bool called = true;
+
+#ifdef __OPTIMIZE__
+		called = !(inl && NTM_ARCH_HAS_NT_STORES);
+#endif
+		if (calls_nt != (called && !flush) || calls_flush != (called && flush))
+			fail_msg("%s n=%zu dst%%64=%zu: %lu calls to ntm_memcpy_nt "
+				 "and %lu to ntm_memcpy_flush, expected %d", name,
+				 n, doff, calls_nt, calls_flush, called);
+	}
+#endif
+	memcpy(d, ref, n);
+}
+
+static void test_variable(void **state)
+{
+	(void)state;
+	assert_int_equal(NTM_INLINE_VAR_MAX % 8, 0);
+	assert_true(NTM_INLINE_VAR_MAX <= NTM_INLINE_MAX);
+	for (size_t n = 0; n <= NTM_INLINE_MAX + 16; n++)
+		for (int flush = 0; flush < 2; flush++)
+			for (size_t doff = 0; doff < DST_OFFS; doff++)
+				for (size_t k = 0; k < NSRC_OFFS; k++)
+					check_variable(n, flush, doff,
+						       src_offs[k]);
+	assert_memory_equal(dst_region, canary, REGION);
 }
 
 #ifdef NTM_RECORD
@@ -339,6 +421,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		NTM_FIXED_SIZES(TEST_ENTRY)
 		cmocka_unit_test_setup(test_not_fixed, reset_region),
+		cmocka_unit_test_setup(test_variable, reset_region),
 #ifdef NTM_RECORD
 		cmocka_unit_test_setup(test_drain, reset_region),
 #endif
