@@ -31,9 +31,13 @@
  * Rows: "inline" is the constant-size path as a default build compiles it
  * (16-byte stores), "inline-avx" as a build with -mavx or -march=native
  * does (32-byte stores); one row per variant for each semantics, called
- * directly through its table; "dispatched", the exported ntm_memcpy_nt()
- * and ntm_memcpy_flush() called out of line, what a program gets for a
- * size that is not constant (in the process's persistence domain: with
+ * directly through its table; "variable" and "variable-avx", the front
+ * doors of ntmem/inline.h with a size the compiler cannot see, as those
+ * two builds compile them: what a C program gets for a size that is not
+ * constant (inline for struct sizes, else the exported function);
+ * "dispatched", the exported ntm_memcpy_nt() and ntm_memcpy_flush()
+ * called out of line, what an FFI, dlsym() or function-pointer caller
+ * gets (in the process's persistence domain: with
  * NTMEM_PERSIST_DOMAIN=cpu_cache the flush row is the cpu_cache copy);
  * then the peers. The variant rows are its copies as they are; the
  * dispatched ones add ntm_memcpy_flush()'s copy policy (NTMEM_NT_THRESHOLD).
@@ -43,10 +47,12 @@
  * at cache-line granularity (peer_pmem2.c): the same stores and write-back
  * for both, whatever memory the region is.
  *
- * After the table: the worst default path against its best peer, the
- * worst and best pmem2 over pmem2-pmdk, and the
- * dispatched ntm_memcpy_nt() over the inline path of the same size, what
- * the out-of-line call costs. --calibrate is bench_calibrate.c.
+ * After the table: the worst default path (the inline and variable rows,
+ * what C code gets from the header) against its best peer, the same for
+ * the out-of-line calls (dispatched), the worst and best pmem2 over
+ * pmem2-pmdk, and the variable and dispatched ntm_memcpy_nt() over the
+ * inline path of the same size, what a run-time size costs.
+ * --calibrate is bench_calibrate.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,6 +84,7 @@ static const char *const sem_names[] = { "limit", "nt", "flush", "nt+flush" };
 enum kind {
 	K_LIMIT,	/* best variant's memset_flush over the whole region */
 	K_INLINE,	/* constant-size inline path */
+	K_VARIABLE,	/* a front door with a run-time size */
 	K_VARIANT,	/* one variant's table entry, called directly */
 	K_GLIBC,	/* memcpy() */
 	K_GLIBC_FLUSH,	/* memcpy() + ntm_flush() of the copied range */
@@ -90,7 +97,7 @@ struct copy_case {
 	enum kind kind;
 	const char *impl;
 	void *(*fn)(void *dst, const void *src, size_t n);	/* K_VARIANT */
-	inline_loop_fn inline_loop;				/* K_INLINE */
+	inline_loop_fn inline_loop;			/* K_INLINE, K_VARIABLE */
 	peer_pmem2_memcpy_fn pmem2_memcpy;			/* K_PMEM2 */
 	bool ntmem_pmem2;	/* K_PMEM2: ntmem's drop-in, not PMDK's */
 	double ns[BENCH_MAX_RUNS];
@@ -192,6 +199,7 @@ static double time_case(const struct copy_case *c, const struct loop *l,
 		limit_fill(region_base, 0xa5, l->size * l->count);
 		break;
 	case K_INLINE:
+	case K_VARIABLE:
 		c->inline_loop(l);
 		break;
 	case K_VARIANT:
@@ -268,6 +276,18 @@ static int build_cases(const struct options *o, size_t size,
 				    .fn = ntm_variant_memcpy_flush(ntm_variant_at(i)));
 	}
 	if (o->want_var) {
+		ADD(.sem = SEM_NT, .kind = K_VARIABLE, .impl = "variable",
+		    .inline_loop = variable_loop_baseline(false));
+		if (avx_usable())
+			ADD(.sem = SEM_NT, .kind = K_VARIABLE,
+			    .impl = "variable-avx",
+			    .inline_loop = variable_loop_avx(false));
+		ADD(.sem = SEM_FLUSH, .kind = K_VARIABLE, .impl = "variable",
+		    .inline_loop = variable_loop_baseline(true));
+		if (avx_usable())
+			ADD(.sem = SEM_FLUSH, .kind = K_VARIABLE,
+			    .impl = "variable-avx",
+			    .inline_loop = variable_loop_avx(true));
 		ADD(.sem = SEM_NT, .kind = K_VARIANT, .impl = "dispatched",
 		    .fn = ntm_memcpy_nt);
 		ADD(.sem = SEM_FLUSH, .kind = K_VARIANT, .impl = "dispatched",
@@ -325,6 +345,25 @@ struct worst {
 	char where[96];
 };
 
+/*
+ * The worst rows against their best peer: of the header's paths (inline,
+ * variable: what C code compiled against ntmem.h gets without choosing)
+ * and of the exported functions called out of line (dispatched).
+ */
+struct verdict {
+	struct worst header, call;
+};
+
+static void note_worst(struct worst *w, double ratio, const char *sname,
+		       size_t align, const struct copy_case *c)
+{
+	if (isnan(ratio) || ratio <= w->ratio)
+		return;
+	w->ratio = ratio;
+	snprintf(w->where, sizeof(w->where), "size %s dst+%zu %s %s", sname,
+		 align, sem_names[c->sem], c->impl);
+}
+
 /* pmem2 over pmem2-pmdk, worst and best over every group. */
 struct pmem2_verdict {
 	struct worst worst, best;
@@ -358,7 +397,7 @@ static double peer_median(const struct copy_case *cases, int n,
 
 static void emit_group(struct report *r, const struct options *o, size_t size,
 		       size_t align, struct copy_case *cases, int n,
-		       struct worst *worst, struct pmem2_verdict *pv)
+		       struct verdict *v, struct pmem2_verdict *pv)
 {
 	double limit = cases[0].st.median;
 	char sname[32];
@@ -379,19 +418,10 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 		};
 
 		report_row(r, cell);
-		/*
-		 * The paths a caller gets without choosing: the inline path for
-		 * a constant size, the exported entry points for any other
-		 * (the variant behind the copy policy of ntm_memcpy_flush()).
-		 */
-		if (!isnan(x_peer) && x_peer > worst->ratio &&
-		    (c->kind == K_INLINE ||
-		     (c->kind == K_VARIANT && strcmp(c->impl, "dispatched") == 0))) {
-			worst->ratio = x_peer;
-			snprintf(worst->where, sizeof(worst->where),
-				 "size %s dst+%zu %s %s", sname, align,
-				 sem_names[c->sem], c->impl);
-		}
+		if (c->kind == K_INLINE || c->kind == K_VARIABLE)
+			note_worst(&v->header, x_peer, sname, align, c);
+		else if (c->kind == K_VARIANT && !strcmp(c->impl, "dispatched"))
+			note_worst(&v->call, x_peer, sname, align, c);
 		if (c->kind != K_PMEM2 || isnan(x_peer))
 			continue;
 		if (!pv->worst.where[0] || x_peer > pv->worst.ratio) {
@@ -408,36 +438,46 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 }
 
 /*
- * A variable-size ntm_memcpy_nt() against the inline path of the same
- * size, per group: what an out-of-line call costs over none.
+ * ntm_memcpy_nt() with a run-time size against the inline path of the
+ * same size, per group: the header's variable rows over the inline row
+ * of their build, and the out-of-line call over the baseline one.
  */
 struct call_cost {
-	char line[256][80];
+	char line[256][112];
 	int n;
 };
+
+/* The median of the nt row @impl of @kind, NaN when there is none. */
+static double nt_median(const struct copy_case *cases, int n, enum kind kind,
+			const char *impl)
+{
+	for (int i = 0; i < n; i++)
+		if (cases[i].kind == kind && cases[i].sem == SEM_NT &&
+		    !strcmp(cases[i].impl, impl))
+			return cases[i].st.median;
+	return NAN;
+}
 
 static void note_call_cost(struct call_cost *cc, size_t size, size_t align,
 			   const struct copy_case *cases, int n)
 {
-	double inl = NAN, inl_avx = NAN, disp = NAN;
-	char sname[32];
+	double inl = nt_median(cases, n, K_INLINE, "inline"),
+	       inl_avx = nt_median(cases, n, K_INLINE, "inline-avx"),
+	       var = nt_median(cases, n, K_VARIABLE, "variable"),
+	       var_avx = nt_median(cases, n, K_VARIABLE, "variable-avx"),
+	       disp = nt_median(cases, n, K_VARIANT, "dispatched");
+	char sname[32], avx[48] = "";
 
-	for (int i = 0; i < n; i++) {
-		if (cases[i].kind == K_INLINE && !strcmp(cases[i].impl, "inline"))
-			inl = cases[i].st.median;
-		else if (cases[i].kind == K_INLINE)
-			inl_avx = cases[i].st.median;
-		if (cases[i].kind == K_VARIANT && cases[i].sem == SEM_NT &&
-		    strcmp(cases[i].impl, "dispatched") == 0)
-			disp = cases[i].st.median;
-	}
 	if (isnan(disp) || isnan(inl) || cc->n == (int)(sizeof(cc->line) /
 							sizeof(cc->line[0])))
 		return;
+	if (!isnan(var_avx) && !isnan(inl_avx))
+		snprintf(avx, sizeof(avx), ", variable-avx %.2fx inline-avx",
+			 var_avx / inl_avx);
 	snprintf(cc->line[cc->n++], sizeof(cc->line[0]),
-		 "size %s dst+%zu: %.2fx inline, %.2fx inline-avx",
-		 parse_size_name(size, sname, sizeof(sname)), align, disp / inl,
-		 disp / inl_avx);
+		 "size %s dst+%zu: variable %.2fx inline%s; out of line %.2fx "
+		 "inline", parse_size_name(size, sname, sizeof(sname)), align,
+		 var / inl, avx, disp / inl);
 }
 
 /*
@@ -534,7 +574,7 @@ static int run(const struct options *o)
 	struct peer_pmdk pmdk;
 	struct peer_pmem2 p2_ntmem, p2_pmdk;
 	struct report rep;
-	struct worst worst = { 0, "" };
+	struct verdict verdict = { { 0, "" }, { 0, "" } };
 	struct pmem2_verdict pv = { { 0, "" }, { 0, "" } };
 	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
@@ -608,22 +648,26 @@ static int run(const struct options *o)
 				}
 			for (int c = 0; c < n; c++)
 				bench_stats(cases[c].ns, o->runs, &cases[c].st);
-			emit_group(&rep, o, size, align, cases, n, &worst, &pv);
+			emit_group(&rep, o, size, align, cases, n, &verdict, &pv);
 			note_call_cost(&cost, size, align, cases, n);
 		}
 	}
 	bench_progress_done();
 	report_end(&rep);
-	if (rep.format == REPORT_TABLE && worst.where[0])
+	if (rep.format == REPORT_TABLE && verdict.header.where[0])
 		printf("worst default path against the best peer: %.2fx (%s)\n",
-		       worst.ratio, worst.where);
+		       verdict.header.ratio, verdict.header.where);
+	if (rep.format == REPORT_TABLE && verdict.call.where[0])
+		printf("worst out-of-line call (FFI, dlsym, function pointer) "
+		       "against the best peer: %.2fx (%s)\n",
+		       verdict.call.ratio, verdict.call.where);
 	if (rep.format == REPORT_TABLE && pv.worst.where[0])
 		printf("libpmem2 memcpy, ntmem over PMDK: worst %.2fx (%s), "
 		       "best %.2fx (%s)\n", pv.worst.ratio, pv.worst.where,
 		       pv.best.ratio, pv.best.where);
 	if (rep.format == REPORT_TABLE && cost.n)
-		printf("variable-size ntm_memcpy_nt() over the inline path "
-		       "(medians):\n");
+		printf("ntm_memcpy_nt() with a run-time size over the inline "
+		       "path (medians):\n");
 	for (int i = 0; rep.format == REPORT_TABLE && i < cost.n; i++)
 		printf("  %s\n", cost.line[i]);
 
@@ -654,7 +698,8 @@ static void usage(FILE *out)
 	      "  -r, --runs N        runs per case, median reported (default 5, max 101)\n"
 	      "  -v, --variant LIST  variants to run (default: every supported one)\n"
 	      "      --const-only    only the constant-size inline rows\n"
-	      "      --var-only      only the out-of-line rows\n"
+	      "      --var-only      only the run-time-size rows (variable,\n"
+	      "                      variants, dispatched)\n"
 	      "  -c, --cpu N         pin to CPU N (default: the current CPU)\n"
 	      "      --no-huge       do not ask for transparent huge pages\n"
 	      "      --no-pmdk       do not load PMDK's libpmem and libpmem2\n"

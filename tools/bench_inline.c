@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench_inline.c - a loop per constant size, copying through the inline
- * path of ntmem/inline.h. Compiled twice (tools/meson.build): with the
- * default flags as inline_loop_baseline(), and with -mavx as
- * inline_loop_avx(), since the inline path's store width depends on the
- * flags the caller compiles with.
+ * path of ntmem/inline.h, and a loop of either front door with a run-time
+ * size. Compiled twice (tools/meson.build): with the default flags as
+ * inline_loop_baseline() and variable_loop_baseline(), and with -mavx as
+ * the _avx pair, since the inline paths' store width depends on the flags
+ * the caller compiles with.
  *
  * Each loop copies from locals, as an application's loop would: read
  * through the struct, every field would be reloaded after each copy (the
@@ -15,9 +16,11 @@
 
 #include "bench_inline.h"
 
-#ifndef INLINE_LOOP_NAME
-#error "build with -DINLINE_LOOP_NAME=inline_loop_baseline or inline_loop_avx"
+#ifndef INLINE_ISA
+#error "build with -DINLINE_ISA=baseline or -DINLINE_ISA=avx"
 #endif
+#define ISA_NAME_(f, isa) f##_##isa
+#define ISA_NAME(f, isa) ISA_NAME_(f, isa)
 
 #define DEFINE_LOOP(N)                                         \
 	static void loop_##N(const struct loop *l)             \
@@ -31,7 +34,7 @@
 NTM_FIXED_SIZES(DEFINE_LOOP)
 #undef DEFINE_LOOP
 
-inline_loop_fn INLINE_LOOP_NAME(size_t size)
+inline_loop_fn ISA_NAME(inline_loop, INLINE_ISA)(size_t size)
 {
 	switch (size) {
 #define LOOP_CASE(N) \
@@ -42,4 +45,33 @@ inline_loop_fn INLINE_LOOP_NAME(size_t size)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The front doors with l->size, which the compiler cannot see: what a
+ * program's loop over an array of run-time element size gets.
+ */
+static void variable_nt(const struct loop *l)
+{
+	unsigned char *d = l->dst;
+	const unsigned char *src = l->src;
+	size_t size = l->size, count = l->count;
+
+	for (size_t i = 0; i < count; i++, d += size)
+		ntm_memcpy_nt(d, src, size);
+}
+
+static void variable_flush(const struct loop *l)
+{
+	unsigned char *d = l->dst;
+	const unsigned char *src = l->src;
+	size_t size = l->size, count = l->count;
+
+	for (size_t i = 0; i < count; i++, d += size)
+		ntm_memcpy_flush(d, src, size);
+}
+
+inline_loop_fn ISA_NAME(variable_loop, INLINE_ISA)(bool flush)
+{
+	return flush ? variable_flush : variable_nt;
 }

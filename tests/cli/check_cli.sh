@@ -155,14 +155,25 @@ import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 impls = {(r["bytes"], r["dst_off"], r["impl"]) for r in rows}
 need = [(64, 0, "nt-fill"), (64, 0, "inline"), (64, 3, "glibc"),
-        (100, 0, "glibc+flush"), (100, 3, "generic")]
+        (100, 0, "glibc+flush"), (100, 3, "generic"), (64, 0, "variable"),
+        (100, 3, "variable"), (100, 3, "dispatched")]
 missing = [n for n in need if n not in impls]
 assert not missing, missing
 assert not any(r["impl"] == "inline" and r["bytes"] == 100 for r in rows)
+# a run-time size has a row of each semantics
+assert {r["sem"] for r in rows if r["impl"] == "variable"} == {"nt", "flush"}
 assert all(r["median_ms"] > 0 and r["x_limit"] > 0 for r in rows)
 PY
 then ok "bench copy rows: limit, inline only for fixed sizes, peers"; else
 	bad "bench copy rows"; fi
+
+# The table ends with both verdicts and the cost of a run-time size.
+# shellcheck disable=SC2086
+expect 0 "bench copy (tiny table)" "$ntmem" bench copy $tiny --no-pmdk
+if grep -q '^worst default path against the best peer: [0-9.]*x (size .*)$' "$out" &&
+	grep -q '^worst out-of-line call (FFI, dlsym, function pointer) against the best peer: [0-9.]*x (size .* dispatched)$' "$out" &&
+	grep -q '^  size 64 dst+0: variable [0-9.]*x inline.*; out of line [0-9.]*x inline$' "$out"; then
+	ok "bench copy verdict lines"; else bad "bench copy verdict lines"; fi
 
 # shellcheck disable=SC2086
 expect 0 "bench copy --csv (tiny)" "$ntmem" bench copy $tiny --csv --const-only
