@@ -116,7 +116,7 @@ work=$(cd "$work" && pwd -P)
 case "$work" in
 *,* | *:*) die "the work directory '$work' has a comma or colon, which QEMU's options cannot take" ;;
 esac
-"$src/scripts/kernel-stage.sh" "$build" "$kver" "$work/root" "$work/initramfs.cpio"
+"$src/scripts/kernel-stage.sh" "$build" "$kver" "$work/guest-root" "$work/initramfs.cpio"
 
 # --- accelerator ----------------------------------------------------------
 
@@ -139,12 +139,12 @@ kvm_boots() {
 	fi
 	probe=$work/kvm-probe.d
 	rm -rf "$probe"
-	mkdir -p "$probe/root/bin" "$probe/root/proc"
-	cp "$work/root/bin/busybox" "$probe/root/bin/"
+	mkdir -p "$probe/guest-root/bin" "$probe/guest-root/proc"
+	cp "$work/guest-root/bin/busybox" "$probe/guest-root/bin/"
 	printf '#!/bin/busybox sh\n/bin/busybox echo KVM-PROBE-BOOTED\n/bin/busybox poweroff -f\n' \
-		>"$probe/root/init"
-	chmod 755 "$probe/root/init"
-	(cd "$probe/root" && find . | bin/busybox cpio -o -H newc 2>/dev/null) >"$probe/initramfs"
+		>"$probe/guest-root/init"
+	chmod 755 "$probe/guest-root/init"
+	(cd "$probe/guest-root" && find . | bin/busybox cpio -o -H newc 2>/dev/null) >"$probe/initramfs"
 	timeout -k 5 30 "$qemu" -accel kvm -cpu "$kvm_cpu" -machine pc -m 256M -nodefaults \
 		-display none -no-reboot -serial "file:$probe/console" \
 		-kernel "$kernel" -initrd "$probe/initramfs" \
