@@ -51,25 +51,18 @@ inline_loop_fn ISA_NAME(inline_loop, INLINE_ISA)(size_t size)
  * The front doors with l->size, which the compiler cannot see: what a
  * program's loop over an array of run-time element size gets.
  */
-static void variable_nt(const struct loop *l)
-{
-	unsigned char *d = l->dst;
-	const unsigned char *src = l->src;
-	size_t size = l->size, count = l->count;
-
-	for (size_t i = 0; i < count; i++, d += size)
-		ntm_memcpy_nt(d, src, size);
-}
-
-static void variable_flush(const struct loop *l)
-{
-	unsigned char *d = l->dst;
-	const unsigned char *src = l->src;
-	size_t size = l->size, count = l->count;
-
-	for (size_t i = 0; i < count; i++, d += size)
-		ntm_memcpy_flush(d, src, size);
-}
+#define DEFINE_VARIABLE_LOOP(name, door)                       \
+	static void name(const struct loop *l)                 \
+	{                                                      \
+		unsigned char *d = l->dst;                     \
+		const unsigned char *src = l->src;             \
+		size_t size = l->size, count = l->count;       \
+		for (size_t i = 0; i < count; i++, d += size)  \
+			door(d, src, size);                    \
+	}
+DEFINE_VARIABLE_LOOP(variable_nt, ntm_memcpy_nt)
+DEFINE_VARIABLE_LOOP(variable_flush, ntm_memcpy_flush)
+#undef DEFINE_VARIABLE_LOOP
 
 inline_loop_fn ISA_NAME(variable_loop, INLINE_ISA)(bool flush)
 {

@@ -115,6 +115,15 @@ for obj in "$@"; do
 		flush_fn()
 	}' "$dis" >"$sum"
 
+	# row F [WHAT]: F's summary line into $line, or a failure naming it.
+	row() {
+		line=$(awk -v f="$1" '$1 == f' "$sum")
+		[ -n "$line" ] && return 0
+		echo "FAIL: ${2-}$1 not found in $obj"
+		status=1
+		return 1
+	}
+
 	# The compiler expanded the X-macro into copyN functions: their sizes
 	# must be exactly the ones read from the header.
 	built=$(sed -n 's/^copy\([0-9][0-9]*\) .*/\1/p' "$sum" | sort -n -u)
@@ -125,12 +134,7 @@ for obj in "$@"; do
 	fi
 	for n in $sizes; do
 		for f in copy$n flush$n named$n; do
-			line=$(awk -v f="$f" '$1 == f' "$sum")
-			if [ -z "$line" ]; then
-				echo "FAIL: $f not found in $obj"
-				status=1
-				continue
-			fi
+			row "$f" || continue
 			set -- $line
 			# $2 nti $3 ntdq $4 bad $5 flush refs $6 nt refs
 			# $7 memcpy refs $8 why
@@ -158,12 +162,7 @@ for obj in "$@"; do
 		done
 	done
 	for f in copy_var flush_var; do
-		line=$(awk -v f="$f" '$1 == f' "$sum")
-		if [ -z "$line" ]; then
-			echo "FAIL: $f not found in $obj"
-			status=1
-			continue
-		fi
+		row "$f" || continue
 		set -- $line
 		case $f in
 		copy*) refs=$6 other=$5 ;;
@@ -180,12 +179,7 @@ for obj in "$@"; do
 		fi
 	done
 	for f in copy_60; do
-		line=$(awk -v f="$f" '$1 == f' "$sum")
-		if [ -z "$line" ]; then
-			echo "FAIL: control $f not found in $obj"
-			status=1
-			continue
-		fi
+		row "$f" "control " || continue
 		set -- $line
 		if [ "$6" -ge 1 ] && [ "$2" -eq 0 ] && [ "$3" -eq 0 ]; then
 			echo "ok   control $f calls ntm_memcpy_nt"
