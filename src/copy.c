@@ -7,9 +7,13 @@
  * On x86-64 with glibc, ntm_memcpy_nt(), ntm_memcpy_flush() and
  * ntm_memset_flush() are GNU indirect functions: the dynamic linker asks the
  * resolvers below once which function each name stands for and writes
- * the answer into the caller's GOT, so a call goes from the caller's PLT
- * slot straight into the best variant's entry (x86_64/copy_body.h) with
- * no function of ours in between. These functions used to load the table,
+ * the answer into the caller's GOT, so a call goes through that GOT entry
+ * (ntmem/copy.h declares them noplt for GCC, so there is no PLT slot's
+ * jump either: a variable-size 64-byte copy into an unaligned destination
+ * measured 0.99-1.17x glibc's call through the PLT and 0.96-1.00x through
+ * the GOT, 0.95-1.13x and 0.91-0.95x built with -mavx, three runs of each
+ * alternating on a Zen 5) straight into the best variant's entry
+ * (x86_64/copy_body.h) with no function of ours in between. These functions used to load the table,
  * test it and jump, and the variant jumped again through a table of
  * struct sizes: a variable-size 64-byte copy into consecutive slots took
  * 1.8x the inline path's time, and takes 1.0x (80 bytes: 1.65x, now 1.2x;

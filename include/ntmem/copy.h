@@ -71,6 +71,26 @@
 
 #include <stddef.h>
 
+/*
+ * The copy entry points are called through the caller's GOT entry, not a
+ * PLT slot: the dynamic linker writes the variant's function into the GOT
+ * (they are GNU indirect functions), and a PLT slot would only add its
+ * jump through that GOT entry to every call. Where the attribute is
+ * unknown (clang) the call goes through the PLT, as any other. A program
+ * that wants PLT calls (ltrace(1) sees only those) defines
+ * NTM_CALL_VIA_GOT empty before including ntmem.h.
+ */
+#ifndef NTM_CALL_VIA_GOT
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(noplt)
+#define NTM_CALL_VIA_GOT __attribute__((noplt))
+#endif
+#endif
+#endif
+#ifndef NTM_CALL_VIA_GOT
+#define NTM_CALL_VIA_GOT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,7 +116,7 @@ extern "C" {
  *
  * Return: @dst.
  */
-void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
+NTM_CALL_VIA_GOT void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
 
 /**
  * ntm_memcpy_flush() - copy so that no destination line is left dirty
@@ -117,7 +137,7 @@ void *ntm_memcpy_nt(void *dst, const void *src, size_t n);
  *
  * Return: @dst.
  */
-void *ntm_memcpy_flush(void *dst, const void *src, size_t n);
+NTM_CALL_VIA_GOT void *ntm_memcpy_flush(void *dst, const void *src, size_t n);
 
 /**
  * ntm_memset_flush() - fill so that no destination line is left dirty,
@@ -133,7 +153,7 @@ void *ntm_memcpy_flush(void *dst, const void *src, size_t n);
  *
  * Return: @dst.
  */
-void *ntm_memset_flush(void *dst, int c, size_t n);
+NTM_CALL_VIA_GOT void *ntm_memset_flush(void *dst, int c, size_t n);
 
 /*
  * ntm_memset_nt() - the name ntm_memset_flush() had up to 0.3: the same

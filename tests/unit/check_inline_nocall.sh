@@ -17,8 +17,12 @@
 #     contract lets an unaligned destination take an ordinary copy, which
 #     the header makes inline: no call to ntm_memcpy_nt, nor to memcpy);
 #     for flushN none but ntm_memcpy_flush (the unaligned fallback, which
-#     writes the lines back, as a call or a tail jmp);
-#     and make no indirect call or jump.
+#     writes the lines back, as a call or a tail jmp, direct or through
+#     its GOT entry);
+#     and make no other indirect call or jump.
+# Their calls go through the door's GOT entry (ntmem/copy.h:
+# NTM_CALL_VIA_GOT) when NOCALL_NOPLT=1, and through the PLT in an object
+# whose name ends in _plt (built with NTM_CALL_VIA_GOT defined empty).
 # copy_var and flush_var (a run-time size) must contain the variable-size
 # path's MOVNTDQ and MOVNTI, reference their door's out-of-line function
 # (ntm_memcpy_nt, ntm_memcpy_flush) and nothing else, memcpy neither. The control copy_60
@@ -70,17 +74,19 @@ for obj in "$@"; do
 		continue
 	fi
 	# One summary line per function:
-	#   name nti ntdq bad-refs-and-insns flush-refs nt-refs memcpy-refs why
+	#   name nti ntdq bad-refs-and-insns flush-refs nt-refs memcpy-refs
+	#   door-refs-through-the-GOT why
 	awk '
 	function flush_fn() {
 		if (fn != "")
-			printf "%s %d %d %d %d %d %d %s\n", fn, nti, ntdq, bad,
-			       fl, nt, mc, (why == "" ? "-" : why)
+			printf "%s %d %d %d %d %d %d %d %s\n", fn, nti, ntdq,
+			       bad, fl, nt, mc, got_refs, (why == "" ? "-" : why)
 	}
 	/^[0-9a-f]+ <[^>]*>:$/ {
 		flush_fn()
 		fn = $2; gsub(/[<>:]/, "", fn)
-		nti = ntdq = bad = fl = nt = mc = 0; why = ""; pending = ""
+		nti = ntdq = bad = fl = nt = mc = got_refs = 0; why = ""
+		pending = ""
 		next
 	}
 	fn == "" { next }
@@ -88,6 +94,16 @@ for obj in "$@"; do
 		sym = $NF
 		sub(/[-+]0x[0-9a-f]+$/, "", sym)
 		sub(/@.*$/, "", sym)
+		# An indirect call or jmp is the door function called through
+		# its GOT entry (ntmem/copy.h: NTM_CALL_VIA_GOT) only when its
+		# relocation is a GOT one naming that function.
+		got = $(NF - 1) ~ /GOTPCREL/
+		if (pending ~ /^indirect/ && !(got && (sym == "ntm_memcpy_flush" ||
+						      sym == "ntm_memcpy_nt"))) {
+			bad++; why = why pending ";"
+		}
+		if (got && (sym == "ntm_memcpy_flush" || sym == "ntm_memcpy_nt"))
+			got_refs++
 		if (sym == "ntm_memcpy_flush") fl++
 		else if (sym == "ntm_memcpy_nt") nt++
 		else if (sym == "memcpy") mc++
@@ -106,7 +122,7 @@ for obj in "$@"; do
 		if (m ~ /^movnti/) nti++
 		if (m ~ /^v?movntdq$/) ntdq++
 		if (m ~ /^call/ || m ~ /^jmp/) {
-			if (insn ~ /\*/) { bad++; why = why "indirect:" m ";" }
+			if (insn ~ /\*/) pending = "indirect:" m
 			else if (m ~ /^call/) pending = "call-without-reloc"
 		}
 	}
@@ -137,13 +153,13 @@ for obj in "$@"; do
 			row "$f" || continue
 			set -- $line
 			# $2 nti $3 ntdq $4 bad $5 flush refs $6 nt refs
-			# $7 memcpy refs $8 why
+			# $7 memcpy refs $8 GOT refs $9 why
 			msg=""
 			[ "$2" -ge 1 ] || msg="$msg no MOVNTI;"
 			if [ "$n" -ge 16 ] && [ "$3" -lt 1 ]; then
 				msg="$msg no MOVNTDQ;"
 			fi
-			[ "$4" -eq 0 ] || msg="$msg $8"
+			[ "$4" -eq 0 ] || msg="$msg $9"
 			[ "$7" -eq 0 ] || msg="$msg calls memcpy;"
 			# The unaligned fallback keeps the caller's contract:
 			# flushN's goes out of line, copyN's is inline.
@@ -186,6 +202,32 @@ for obj in "$@"; do
 		else
 			echo "FAIL: control $f: $line (expected a call to" \
 			     "ntm_memcpy_nt and no stores: is the parser blind?)"
+			show "$f"
+			status=1
+		fi
+	done
+	# How the run-time-size calls reach their door: through its GOT
+	# entry where the compiler knows noplt (NOCALL_NOPLT=1), through
+	# the PLT in the object built with NTM_CALL_VIA_GOT defined empty
+	# (its name ends in _plt).
+	case ${obj##*/} in
+	*_plt.*) want=plt ;;
+	*) [ "${NOCALL_NOPLT:-0}" = 1 ] && want=got || want= ;;
+	esac
+	for f in copy_var flush_var copy_60; do
+		[ -n "$want" ] || break
+		row "$f" || continue
+		set -- $line
+		refs=$(($5 + $6))
+		case $want in
+		got) [ "$8" -eq "$refs" ] ;;
+		plt) [ "$8" -eq 0 ] ;;
+		esac
+		if [ $? -eq 0 ]; then
+			echo "ok   $f: $refs door refs, $8 through the GOT ($want)"
+		else
+			echo "FAIL: $f: $refs door refs, $8 through the GOT" \
+			     "(expected the calls through the $want)"
 			show "$f"
 			status=1
 		fi
