@@ -17,7 +17,8 @@
  * run the region is written back (untimed), so no case inherits dirty
  * lines from the one before it, and a cached-store case cannot leave part
  * of its write-back cost untimed for the next one to pay. Each case reports
- * the median and the range over --runs runs, and two ratios of medians:
+ * the median and the range over --runs runs, and two ratios, each the
+ * median over the runs of run r's ratio (paired_ratio()):
  *   x_limit  time / time of the streaming limit for the same bytes: an NT
  *            fill of the same region with a non-zero pattern by the widest
  *            store this CPU has. 1.00 is as fast as this machine writes.
@@ -100,7 +101,8 @@ struct copy_case {
 	inline_loop_fn inline_loop;			/* K_INLINE, K_VARIABLE */
 	peer_pmem2_memcpy_fn pmem2_memcpy;			/* K_PMEM2 */
 	bool ntmem_pmem2;	/* K_PMEM2: ntmem's drop-in, not PMDK's */
-	double ns[BENCH_MAX_RUNS];
+	double ns[BENCH_MAX_RUNS];	/* run order; sorted by bench_stats() */
+	double run_ns[BENCH_MAX_RUNS];	/* run order, kept for the paired ratios */
 	struct bench_stats st;
 };
 
@@ -307,18 +309,19 @@ static int build_cases(const struct options *o, size_t size,
 	return n;
 }
 
-/* Median of the best peer with the semantics of @c, NaN when none. */
-static double best_peer(const struct copy_case *cases, int n, enum sem sem)
+/* The peer of semantics @sem with the lowest median, NULL when none. */
+static const struct copy_case *best_peer(const struct copy_case *cases, int n,
+					 enum sem sem)
 {
-	double best = NAN;
+	const struct copy_case *best = NULL;
 
 	for (int i = 0; i < n; i++) {
 		bool peer = cases[i].kind == K_PMDK ||
 			    (sem == SEM_NT && cases[i].kind == K_GLIBC) ||
 			    (sem != SEM_NT && cases[i].kind == K_GLIBC_FLUSH);
 
-		if (peer && (isnan(best) || cases[i].st.median < best))
-			best = cases[i].st.median;
+		if (peer && (!best || cases[i].st.median < best->st.median))
+			best = &cases[i];
 	}
 	return best;
 }
@@ -364,48 +367,93 @@ static void note_worst(struct worst *w, double ratio, const char *sname,
 		 align, sem_names[c->sem], c->impl);
 }
 
+/*
+ * The streaming limit's speed over the groups: every group times it, so
+ * its spread says whether the machine wrote at one speed all run long.
+ * On a shared VM it does not always: an EPYC VM's limit fell from 35 to
+ * 19-21 GB/s for minutes while the cached copies kept their speed, and
+ * the NT rows of those groups rose to 1.4-1.7x glibc. A steady run of the
+ * same machine kept the limit's group medians within 8%, so a spread of
+ * more than NTM_LIMIT_STEADY says the groups' ratios were measured on
+ * different machines, in effect, and the verdicts should be rerun.
+ */
+#define NTM_LIMIT_STEADY 1.15
+struct limit_range {
+	double lo, hi;	/* GB/s; 0 before the first group */
+};
+
+static void note_limit(struct limit_range *lr, double gbps)
+{
+	if (lr->lo == 0 || gbps < lr->lo)
+		lr->lo = gbps;
+	if (gbps > lr->hi)
+		lr->hi = gbps;
+}
+
 /* pmem2 over pmem2-pmdk, worst and best over every group. */
 struct pmem2_verdict {
 	struct worst worst, best;
 };
 
-/* The pmem2-pmdk row's median, NaN when it has none. */
-static double pmem2_pmdk_median(const struct copy_case *cases, int n)
+/* The pmem2-pmdk row, NULL when there is none. */
+static const struct copy_case *pmem2_pmdk_case(const struct copy_case *cases,
+					       int n)
 {
 	for (int i = 0; i < n; i++)
 		if (cases[i].kind == K_PMEM2 && !cases[i].ntmem_pmem2)
-			return cases[i].st.median;
-	return NAN;
+			return &cases[i];
+	return NULL;
 }
 
-/* The x_peer of @c: its best peer, or for pmem2, PMDK's libpmem2. */
-static double peer_median(const struct copy_case *cases, int n,
-			  const struct copy_case *c)
+/* What @c's x_peer is against: its best peer, or for pmem2, PMDK's. */
+static const struct copy_case *peer_of(const struct copy_case *cases, int n,
+				       const struct copy_case *c)
 {
 	switch (c->kind) {
 	case K_PMEM2:
-		return c->ntmem_pmem2 ? pmem2_pmdk_median(cases, n) : NAN;
+		return c->ntmem_pmem2 ? pmem2_pmdk_case(cases, n) : NULL;
 	case K_LIMIT:
 	case K_GLIBC:
 	case K_GLIBC_FLUSH:
 	case K_PMDK:
-		return NAN;
+		return NULL;
 	default:
 		return best_peer(cases, n, c->sem);
 	}
+}
+
+/*
+ * @c's time over @peer's, the median of the per-run ratios: run r of
+ * every case of a group is timed in the same round (run()), so a slower
+ * phase of the machine hits both sides of run r's ratio, where it would
+ * move one median and not the other. On a shared 2-vCPU VM the ratio of
+ * medians of one row moved 0.1-0.3x between runs of the same command.
+ * NaN without a peer.
+ */
+static double paired_ratio(const struct copy_case *c,
+			   const struct copy_case *peer, int runs)
+{
+	double r[BENCH_MAX_RUNS];
+	struct bench_stats st;
+
+	if (!peer)
+		return NAN;
+	for (int i = 0; i < runs; i++)
+		r[i] = c->run_ns[i] / peer->run_ns[i];
+	bench_stats(r, runs, &st);
+	return st.median;
 }
 
 static void emit_group(struct report *r, const struct options *o, size_t size,
 		       size_t align, struct copy_case *cases, int n,
 		       struct verdict *v, struct pmem2_verdict *pv)
 {
-	double limit = cases[0].st.median;
 	char sname[32];
 
 	parse_size_name(size, sname, sizeof(sname));
 	for (int i = 0; i < n; i++) {
 		struct copy_case *c = &cases[i];
-		double x_peer = c->st.median / peer_median(cases, n, c);
+		double x_peer = paired_ratio(c, peer_of(cases, n, c), o->runs);
 		union report_cell cell[NCOLS] = {
 			{ .s = sname }, { .i = (long long)size },
 			{ .i = (long long)align },
@@ -414,7 +462,7 @@ static void emit_group(struct report *r, const struct options *o, size_t size,
 			{ .r = c->st.max / 1e6 },
 			{ .r = (double)(size * (group_bytes(o->total, size) / size)) /
 			       c->st.median },
-			{ .r = c->st.median / limit }, { .r = x_peer },
+			{ .r = paired_ratio(c, &cases[0], o->runs) }, { .r = x_peer },
 		};
 
 		report_row(r, cell);
@@ -447,37 +495,37 @@ struct call_cost {
 	int n;
 };
 
-/* The median of the nt row @impl of @kind, NaN when there is none. */
-static double nt_median(const struct copy_case *cases, int n, enum kind kind,
-			const char *impl)
+/* The nt row @impl of @kind, NULL when there is none. */
+static const struct copy_case *nt_case(const struct copy_case *cases, int n,
+				       enum kind kind, const char *impl)
 {
 	for (int i = 0; i < n; i++)
 		if (cases[i].kind == kind && cases[i].sem == SEM_NT &&
 		    !strcmp(cases[i].impl, impl))
-			return cases[i].st.median;
-	return NAN;
+			return &cases[i];
+	return NULL;
 }
 
 static void note_call_cost(struct call_cost *cc, size_t size, size_t align,
-			   const struct copy_case *cases, int n)
+			   const struct copy_case *cases, int n, int runs)
 {
-	double inl = nt_median(cases, n, K_INLINE, "inline"),
-	       inl_avx = nt_median(cases, n, K_INLINE, "inline-avx"),
-	       var = nt_median(cases, n, K_VARIABLE, "variable"),
-	       var_avx = nt_median(cases, n, K_VARIABLE, "variable-avx"),
-	       disp = nt_median(cases, n, K_VARIANT, "dispatched");
+	const struct copy_case *inl = nt_case(cases, n, K_INLINE, "inline"),
+			       *inl_avx = nt_case(cases, n, K_INLINE, "inline-avx"),
+			       *var = nt_case(cases, n, K_VARIABLE, "variable"),
+			       *var_avx = nt_case(cases, n, K_VARIABLE, "variable-avx"),
+			       *disp = nt_case(cases, n, K_VARIANT, "dispatched");
 	char sname[32], avx[48] = "";
 
-	if (isnan(disp) || isnan(inl) || cc->n == (int)(sizeof(cc->line) /
-							sizeof(cc->line[0])))
+	if (!disp || !inl || !var || cc->n == (int)(sizeof(cc->line) /
+						    sizeof(cc->line[0])))
 		return;
-	if (!isnan(var_avx) && !isnan(inl_avx))
+	if (var_avx && inl_avx)
 		snprintf(avx, sizeof(avx), ", variable-avx %.2fx inline-avx",
-			 var_avx / inl_avx);
+			 paired_ratio(var_avx, inl_avx, runs));
 	snprintf(cc->line[cc->n++], sizeof(cc->line[0]),
 		 "size %s dst+%zu: variable %.2fx inline%s; out of line %.2fx "
 		 "inline", parse_size_name(size, sname, sizeof(sname)), align,
-		 var / inl, avx, disp / inl);
+		 paired_ratio(var, inl, runs), avx, paired_ratio(disp, inl, runs));
 }
 
 /*
@@ -575,6 +623,7 @@ static int run(const struct options *o)
 	struct peer_pmem2 p2_ntmem, p2_pmdk;
 	struct report rep;
 	struct verdict verdict = { { 0, "" }, { 0, "" } };
+	struct limit_range limit = { 0, 0 };
 	struct pmem2_verdict pv = { { 0, "" }, { 0, "" } };
 	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
@@ -624,7 +673,9 @@ static int run(const struct options *o)
 	report_meta(&rep, "pmem2-pmdk", "%s", pmem2_pmdk ? p2_pmdk.path : p2_why[1]);
 	report_meta(&rep, "ratios", "x_limit = time / nt-fill time for the same "
 		    "bytes; x_peer = time / best of glibc and pmdk with the same "
-		    "semantics, for pmem2 / pmem2-pmdk (below 1 is faster)");
+		    "semantics, for pmem2 / pmem2-pmdk (below 1 is faster); "
+		    "each the median of the runs' ratios, run r of every "
+		    "row timed in the same round");
 
 	for (int si = 0; si < o->nsizes; si++) {
 		size_t size = o->sizes[si];
@@ -646,10 +697,15 @@ static int run(const struct options *o)
 					write_back(dst.base, l.count * size + align);
 					cases[c].ns[r] = time_case(&cases[c], &l, dst.base);
 				}
-			for (int c = 0; c < n; c++)
+			for (int c = 0; c < n; c++) {
+				memcpy(cases[c].run_ns, cases[c].ns,
+				       sizeof(cases[c].ns));
 				bench_stats(cases[c].ns, o->runs, &cases[c].st);
+			}
 			emit_group(&rep, o, size, align, cases, n, &verdict, &pv);
-			note_call_cost(&cost, size, align, cases, n);
+			note_limit(&limit, (double)(size * l.count) /
+						   cases[0].st.median);
+			note_call_cost(&cost, size, align, cases, n, o->runs);
 		}
 	}
 	bench_progress_done();
@@ -661,6 +717,13 @@ static int run(const struct options *o)
 		printf("worst out-of-line call (FFI, dlsym, function pointer) "
 		       "against the best peer: %.2fx (%s)\n",
 		       verdict.call.ratio, verdict.call.where);
+	if (rep.format == REPORT_TABLE && limit.lo > 0)
+		printf("streaming limit over the sizes and offsets: %.1f-%.1f "
+		       "GB/s%s\n", limit.lo, limit.hi,
+		       limit.hi > NTM_LIMIT_STEADY * limit.lo
+			       ? "; the machine's write speed moved during the "
+				 "run: rerun before trusting the verdicts"
+			       : " (steady)");
 	if (rep.format == REPORT_TABLE && pv.worst.where[0])
 		printf("libpmem2 memcpy, ntmem over PMDK: worst %.2fx (%s), "
 		       "best %.2fx (%s)\n", pv.worst.ratio, pv.worst.where,

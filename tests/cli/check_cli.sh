@@ -167,12 +167,14 @@ PY
 then ok "bench copy rows: limit, inline only for fixed sizes, peers"; else
 	bad "bench copy rows"; fi
 
-# The table ends with both verdicts and the cost of a run-time size.
+# The table ends with both verdicts, the limit's spread and the cost of a
+# run-time size.
 # shellcheck disable=SC2086
 expect 0 "bench copy (tiny table)" "$ntmem" bench copy $tiny --no-pmdk
 if grep -q '^worst default path against the best peer: [0-9.]*x (size .*)$' "$out" &&
 	grep -q '^worst out-of-line call (FFI, dlsym, function pointer) against the best peer: [0-9.]*x (size .* dispatched)$' "$out" &&
-	grep -q '^  size 64 dst+0: variable [0-9.]*x inline.*; out of line [0-9.]*x inline$' "$out"; then
+	grep -q '^  size 64 dst+0: variable [0-9.]*x inline.*; out of line [0-9.]*x inline$' "$out" &&
+	grep -Eq '^streaming limit over the sizes and offsets: [0-9.]+-[0-9.]+ GB/s( \(steady\)|; the machine.s write speed moved during the run: rerun before trusting the verdicts)$' "$out"; then
 	ok "bench copy verdict lines"; else bad "bench copy verdict lines"; fi
 
 # shellcheck disable=SC2086
