@@ -13,9 +13,10 @@
  * measured 0.99-1.17x glibc's call through the PLT and 0.96-1.00x through
  * the GOT, 0.95-1.13x and 0.91-0.95x built with -mavx, three runs of each
  * alternating on a Zen 5) straight into the best variant's entry
- * (x86_64/copy_body.h) with no function of ours in between. These functions used to load the table,
- * test it and jump, and the variant jumped again through a table of
- * struct sizes: a variable-size 64-byte copy into consecutive slots took
+ * (x86_64/copy_body.h) with no function of ours in between. These
+ * functions used to load the table, test it and jump, and the variant
+ * jumped again through a table of struct sizes: a variable-size 64-byte
+ * copy into consecutive slots took
  * 1.8x the inline path's time, and takes 1.0x (80 bytes: 1.65x, now 1.2x;
  * 96 bytes: 1.3x, now 1.0x; the old and new library in one process, runs
  * interleaved, on a quiet Xeon VM; `ntmem bench copy --sizes 64 --align 0`

@@ -35,13 +35,17 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void bench_stats(double *samples, int n, struct bench_stats *out)
+void bench_stats(const double *samples, int n, struct bench_stats *out)
 {
-	qsort(samples, (size_t)n, sizeof(*samples), cmp_double);
-	out->min = samples[0];
-	out->max = samples[n - 1];
-	out->median = n % 2 ? samples[n / 2]
-			    : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+	double s[BENCH_MAX_RUNS];
+
+	if (n > BENCH_MAX_RUNS)
+		n = BENCH_MAX_RUNS;
+	memcpy(s, samples, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	out->min = s[0];
+	out->max = s[n - 1];
+	out->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 void bench_fill_pattern(void *p, size_t len, unsigned seed)

@@ -18,11 +18,15 @@
 /* Monotonic nanoseconds. */
 uint64_t bench_now_ns(void);
 
-/* Median, min and max of n samples (sorted in place). */
+/*
+ * Median, min and max of n samples (1 to BENCH_MAX_RUNS). The samples
+ * keep their run order: bench copy pairs run r of one row with run r of
+ * another.
+ */
 struct bench_stats {
 	double median, min, max;
 };
-void bench_stats(double *samples, int n, struct bench_stats *out);
+void bench_stats(const double *samples, int n, struct bench_stats *out);
 
 /*
  * A pre-faulted anonymous region filled with a non-zero pattern: this

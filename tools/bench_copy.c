@@ -101,8 +101,7 @@ struct copy_case {
 	inline_loop_fn inline_loop;			/* K_INLINE, K_VARIABLE */
 	peer_pmem2_memcpy_fn pmem2_memcpy;			/* K_PMEM2 */
 	bool ntmem_pmem2;	/* K_PMEM2: ntmem's drop-in, not PMDK's */
-	double ns[BENCH_MAX_RUNS];	/* run order; sorted by bench_stats() */
-	double run_ns[BENCH_MAX_RUNS];	/* run order, kept for the paired ratios */
+	double ns[BENCH_MAX_RUNS];	/* in run order */
 	struct bench_stats st;
 };
 
@@ -440,7 +439,7 @@ static double paired_ratio(const struct copy_case *c,
 	if (!peer)
 		return NAN;
 	for (int i = 0; i < runs; i++)
-		r[i] = c->run_ns[i] / peer->run_ns[i];
+		r[i] = c->ns[i] / peer->ns[i];
 	bench_stats(r, runs, &st);
 	return st.median;
 }
@@ -698,17 +697,14 @@ static int run(const struct options *o)
 					write_back(dst.base, l.count * size + align);
 					cases[c].ns[r] = time_case(&cases[c], &l, dst.base);
 				}
-			for (int c = 0; c < n; c++) {
-				memcpy(cases[c].run_ns, cases[c].ns,
-				       sizeof(cases[c].ns));
+			for (int c = 0; c < n; c++)
 				bench_stats(cases[c].ns, o->runs, &cases[c].st);
-			}
 			emit_group(&rep, o, size, align, cases, n, &verdict, &pv);
-			/* Only groups of the same bytes compare: one
-			 * under 64 bytes writes less (group_bytes()), and
-			 * an 8-byte group's fill of 32 MiB ran 5% faster
-			 * than the 256 MiB ones. */
-			if (size >= 64)
+			/* Only groups that write --total bytes compare:
+			 * one under 64 bytes writes less (group_bytes()),
+			 * and an 8-byte group's fill of 32 MiB ran 5%
+			 * faster than the 256 MiB ones. */
+			if (group_bytes(o->total, size) == o->total)
 				note_limit(&limit, (double)(size * l.count) /
 							   cases[0].st.median);
 			note_call_cost(&cost, size, align, cases, n, o->runs);

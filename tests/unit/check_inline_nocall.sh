@@ -97,12 +97,12 @@ for obj in "$@"; do
 		# An indirect call or jmp is the door function called through
 		# its GOT entry (ntmem/copy.h: NTM_CALL_VIA_GOT) only when its
 		# relocation is a GOT one naming that function.
-		got = $(NF - 1) ~ /GOTPCREL/
-		if (pending ~ /^indirect/ && !(got && (sym == "ntm_memcpy_flush" ||
-						      sym == "ntm_memcpy_nt"))) {
+		door_got = $(NF - 1) ~ /GOTPCREL/ &&
+			   (sym == "ntm_memcpy_flush" || sym == "ntm_memcpy_nt")
+		if (pending ~ /^indirect/ && !door_got) {
 			bad++; why = why pending ";"
 		}
-		if (got && (sym == "ntm_memcpy_flush" || sym == "ntm_memcpy_nt"))
+		if (door_got)
 			got_refs++
 		if (sym == "ntm_memcpy_flush") fl++
 		else if (sym == "ntm_memcpy_nt") nt++
