@@ -789,15 +789,41 @@ static void arenas_free(struct ntm_btt *b)
 }
 
 /*
+ * Whether the arenas of @infos (@n of them) give the geometry @b already
+ * has: what a lazy BTT computed at open (layout_size()) and its readers
+ * use, which its own layout must not change.
+ */
+static bool layout_matches(const struct ntm_btt *b,
+			   const struct btt_info *infos, unsigned n)
+{
+	uint64_t nlba = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		nlba += infos[k].external_nlba;
+	return n == b->narena && nlba == b->nlba &&
+	       infos[0].external_lbasize == b->lbasize &&
+	       infos[0].major == b->major && infos[0].minor == b->minor;
+}
+
+/*
  * Find the arenas' info blocks (primary, else the backup where the
  * geometry puts it), validate them, replay the flogs. Return 0, 1 when
  * arena 0 has no BTT at all (neither block has the signature), or -errno.
+ *
+ * @adopt: the BTT takes the media's geometry (block count and size,
+ * version, arenas), at open, before anyone else sees it. Otherwise it
+ * is the first write of a lazy BTT, whose geometry other threads read
+ * without a lock (a block number's check, ntm_btt_nlba(), a read of
+ * zeros): the media must give exactly that geometry, and only the
+ * arenas, which no one reads before laidout shows, are set. Rebuilding
+ * the block count there made concurrent callers see 0 blocks and fail.
  */
-static int layout_read(struct ntm_btt *b)
+static int layout_read(struct ntm_btt *b, bool adopt)
 {
 	struct btt_info *infos = NULL;
-	uint64_t off = 0;
+	uint64_t off = 0, nlba;
 	unsigned n = 0, cap = 0;
+	uint32_t nfree;
 	int ret;
 
 	for (;;) {
@@ -903,28 +929,39 @@ static int layout_read(struct ntm_btt *b)
 				infos[0].minor);
 		goto out;
 	}
-	b->lbasize = infos[0].external_lbasize;
-	b->major = infos[0].major;
-	b->minor = infos[0].minor;
-	b->narena = n;
+	if (adopt) {
+		b->lbasize = infos[0].external_lbasize;
+		b->major = infos[0].major;
+		b->minor = infos[0].minor;
+		b->narena = n;
+	} else if (!layout_matches(b, infos, n)) {
+		ret = ntm_error(-EIO, "btt: the new layout reads back as %u "
+				"arena(s) of %u-byte blocks, not the %u the "
+				"BTT was opened with", n,
+				infos[0].external_lbasize, b->narena);
+		goto out;
+	}
 	b->arenas = calloc(n, sizeof(*b->arenas));
 	if (!b->arenas) {
 		ret = ntm_error(-ENOMEM, "btt: open");
 		goto out;
 	}
-	b->nfree = UINT32_MAX;
-	b->nlba = 0;
+	nfree = UINT32_MAX;
+	nlba = 0;
 	off = 0;
 	ret = 0;
 	for (unsigned k = 0; k < n; k++) {
-		/* Set before the scan so a later failure frees it. */
-		if (infos[k].nfree < b->nfree)
-			b->nfree = infos[k].nfree;
-		ret = arena_load(b, k, off, &infos[k], b->nlba);
+		if (infos[k].nfree < nfree)
+			nfree = infos[k].nfree;
+		ret = arena_load(b, k, off, &infos[k], nlba);
 		if (ret)
 			break;
-		b->nlba += infos[k].external_nlba;
+		nlba += infos[k].external_nlba;
 		off += infos[k].nextoff;
+	}
+	if (!ret && adopt) {
+		b->nfree = nfree;
+		b->nlba = nlba;
 	}
 out:
 	/* The one way out: whatever failed, the info blocks read are freed. */
@@ -962,13 +999,16 @@ static int layout_forget(struct ntm_btt *b)
 	return 0;
 }
 
-/* Lay out a BTT over a range that has none yet, and load it. */
-static int layout_create(struct ntm_btt *b)
+/*
+ * Lay out a BTT over a range that has none yet, and load it (@adopt as
+ * for layout_read(): false at a lazy BTT's first write).
+ */
+static int layout_create(struct ntm_btt *b, bool adopt)
 {
 	int ret = layout_write(b);
 
 	if (!ret)
-		ret = layout_read(b);
+		ret = layout_read(b, adopt);
 	if (ret == 1)
 		ret = ntm_error(-EIO, "btt: the new layout does not read back");
 	/* Maps we just wrote need no scan: every entry is initial. */
@@ -1033,11 +1073,11 @@ int ntm_btt_open(struct ntm_btt **bttp, void *base, size_t size,
 		if (!ret && (cfg->flags & NTM_BTT_LAZY))
 			ret = layout_forget(b);	/* laid out at the first write */
 		else if (!ret)
-			ret = layout_create(b);
+			ret = layout_create(b, true);
 		if (!ret && !(cfg->flags & NTM_BTT_LAZY))
 			atomic_store(&b->laidout, true);
 	} else {
-		ret = layout_read(b);
+		ret = layout_read(b, true);
 		if (ret == 1 && (cfg->flags & NTM_BTT_LAZY)) {
 			/* PMDK: no layout yet; reads see zeros. */
 			if (!b->lbasize)
@@ -1246,7 +1286,7 @@ static int ensure_layout(struct ntm_btt *b)
 		return 0;
 	pthread_mutex_lock(&b->layout_lock);
 	if (!atomic_load_explicit(&b->laidout, memory_order_relaxed)) {
-		ret = layout_create(b);
+		ret = layout_create(b, false);
 		if (!ret)
 			/* Release: the arenas are built before it shows. */
 			atomic_store_explicit(&b->laidout, true,

@@ -12,13 +12,16 @@
  * opens read-only or fails with a message, never crashes, never returns
  * another LBA's data), threads racing writers and readers on overlapping
  * LBAs (no mixed sector), readers of one LBA whose freed blocks writers
- * keep reusing (every read whole and no older than the last), and a writer killed with SIGKILL over and over
+ * keep reusing (every read whole and no older than the last), the first
+ * writes to a lazy BTT from eight threads (none sees it without blocks
+ * while one lays it out), and a writer killed with SIGKILL over and over
  * on a /dev/shm namespace (every sector one of the values written).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1396,6 +1399,117 @@ static void test_threads(void **state)
 }
 
 /*
+ * The first writes to a lazy BTT (PMDK's fresh pool) made by several
+ * threads at once: one of them lays the BTT out while the others check
+ * their block numbers, read zeros or wait for the layout. None may see
+ * the BTT without blocks meanwhile (the layout's read-back rebuilt the
+ * block count from 0, and tens of such writes failed "out of range" in
+ * one round of three), and every thread's sector reads back.
+ */
+#define LZ_THREADS 8
+#define LZ_ROUNDS 150
+
+struct lzctx {
+	struct ntm_btt *b;
+	pthread_barrier_t *start;
+	atomic_bool *laid_out;	/* thread 0's write has returned */
+	uint64_t lba, nlba;
+	unsigned failed, zero_nlba, wrong;
+};
+
+/*
+ * Thread 0 writes first, and lays the BTT out; the others check and
+ * read their blocks all the while (until its write returns), then write
+ * and read them back.
+ */
+static void *lzworker(void *arg)
+{
+	struct lzctx *t = arg;
+	unsigned char w[512], r[512];
+	unsigned lane;
+
+	pattern(w, 512, t->lba, 1);
+	pthread_barrier_wait(t->start);
+	if (t->lba != 0) {
+		while (!atomic_load(t->laid_out)) {
+			lane = ntm_btt_lane_get(t->b);
+			if (ntm_btt_nlba(t->b) != t->nlba)
+				t->zero_nlba++;
+			if (ntm_btt_read(t->b, lane, t->lba, r))
+				t->failed++;
+			ntm_btt_lane_put(t->b, lane);
+			/* Seven spinning threads on two CPUs: let it run. */
+			sched_yield();
+		}
+	}
+	lane = ntm_btt_lane_get(t->b);
+	if (ntm_btt_write(t->b, lane, t->lba, w))
+		t->failed++;
+	else if (ntm_btt_read(t->b, lane, t->lba, r))
+		t->failed++;
+	else if (memcmp(r, w, 512))
+		t->wrong++;
+	ntm_btt_lane_put(t->b, lane);
+	if (t->lba == 0)
+		atomic_store(t->laid_out, true);
+	return NULL;
+}
+
+static void test_threads_lazy_first_write(void **state)
+{
+	size_t size = 8 * MiB;
+	unsigned failed = 0, zero_nlba = 0, wrong = 0;
+
+	(void)state;
+	/*
+	 * Eight arenas of 1 MiB: the layout's read-back loads them one by
+	 * one, a window the other threads' checks can fall into.
+	 */
+	ntm_btt_max_arena = 1 * MiB;
+	for (int round = 0; round < LZ_ROUNDS; round++) {
+		unsigned char *base = region(size);
+		struct ntm_btt_config cfg = {
+			.lbasize = 512, .nlanes = LZ_THREADS,
+			.flags = NTM_BTT_CREATE | NTM_BTT_LAZY,
+		};
+		struct ntm_btt *b;
+		struct lzctx t[LZ_THREADS];
+		pthread_t th[LZ_THREADS];
+		pthread_barrier_t start;
+		atomic_bool laid_out = false;
+
+		assert_int_equal(ntm_btt_open(&b, base, size, &cfg), 0);
+
+		assert_int_equal(pthread_barrier_init(&start, NULL,
+						      LZ_THREADS), 0);
+		for (int i = 0; i < LZ_THREADS; i++) {
+			t[i] = (struct lzctx){ .b = b, .start = &start,
+					       .laid_out = &laid_out,
+					       .lba = (uint64_t)i * 97,
+					       .nlba = ntm_btt_nlba(b) };
+			assert_int_equal(pthread_create(&th[i], NULL,
+							lzworker, &t[i]), 0);
+		}
+		for (int i = 0; i < LZ_THREADS; i++) {
+			pthread_join(th[i], NULL);
+			failed += t[i].failed;
+			zero_nlba += t[i].zero_nlba;
+			wrong += t[i].wrong;
+		}
+		pthread_barrier_destroy(&start);
+		ntm_btt_close(b);
+		munmap(base, size);
+	}
+	ntm_btt_max_arena = BTT_MAX_ARENA;
+	printf("lazy first writes: %d rounds of %d threads, %u calls "
+	       "failed, %u saw another block count, %u sectors wrong\n",
+	       LZ_ROUNDS, LZ_THREADS, failed, zero_nlba, wrong);
+	assert_int_equal(failed, 0);
+	assert_int_equal(zero_nlba, 0);
+	assert_int_equal(wrong, 0);
+}
+
+/*
  * A persist that fails once, from its @fail_at-th call on, while every
  * lane writes: one writer's failure turns the BTT read-only for all of
  * them. Each write returns 0, -EIO or -EROFS, none after the failure
@@ -1753,6 +1867,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_threads_persist_failure),
 		cmocka_unit_test(test_threads_reader_order),
+		cmocka_unit_test(test_threads_lazy_first_write),
 		cmocka_unit_test(test_kill),
 	};
 
