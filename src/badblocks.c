@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -325,5 +326,88 @@ out_old:
 out_tmp:
 	close(fd);
 	unlink(tmp);
+	return ret;
+}
+
+/*
+ * Hold the list file at @path locked against every other change, in any
+ * process (flock: released when *@fd is closed, or when the process
+ * dies). A change replaces the file by rename, so the lock is taken on
+ * the file the path names and checked to still be it once held; a
+ * changer that waited on a file renamed away meanwhile locks the new
+ * one. A missing file is made empty (the same list), *@made set so a
+ * failed change can take it away again. 0 or -errno with the message set.
+ */
+static int lock_list(const char *path, int *fd, bool *made)
+{
+	for (;;) {
+		struct stat held, named;
+		int f;
+
+		*made = false;
+		/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+		f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (f < 0 && errno == ENOENT) {
+			f = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+				 O_NOCTTY, 0600);
+			*made = f >= 0;
+			if (f < 0 && errno == EEXIST)
+				continue;	/* made by another changer */
+		}
+		if (f < 0)
+			return ntm_error(-errno, "badblocks '%s': cannot open",
+					 path);
+		if (fstat(f, &held)) {
+			int err = -errno;
+
+			close(f);
+			return ntm_error(err, "badblocks '%s': cannot stat", path);
+		}
+		if (!S_ISREG(held.st_mode)) {
+			close(f);
+			return ntm_error(S_ISDIR(held.st_mode) ? -EISDIR : -EINVAL,
+					 "badblocks '%s': not a regular file",
+					 path);
+		}
+		while (flock(f, LOCK_EX) && errno == EINTR)
+			;
+		if (stat(path, &named) == 0 && named.st_dev == held.st_dev &&
+		    named.st_ino == held.st_ino) {
+			*fd = f;
+			return 0;
+		}
+		/* Replaced (or removed) while we waited: lock what is there. */
+		close(f);
+	}
+}
+
+int ntm_bb_update(const char *path, uint64_t nsectors, uint64_t sector,
+		  uint64_t count, bool add, struct ntm_bb_list *out)
+{
+	struct ntm_bb_list cur;
+	bool made;
+	int fd, ret;
+
+	ret = lock_list(path, &fd, &made);
+	if (ret)
+		return ret;
+	/* What the file holds now: other processes' changes included. */
+	ret = ntm_bb_load(path, nsectors, &cur);
+	if (ret)
+		goto out;
+	ret = ntm_bb_change(&cur, sector, count, add, out);
+	ntm_bb_free(&cur);
+	if (ret) {
+		ret = ntm_error(ret, "badblocks: no memory");
+		goto out;
+	}
+	ret = ntm_bb_save(path, out);
+	if (ret)
+		ntm_bb_free(out);
+out:
+	/* A failed change leaves no file where there was none. */
+	if (ret && made)
+		unlink(path);
+	close(fd);
 	return ret;
 }

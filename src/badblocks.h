@@ -73,6 +73,17 @@ int ntm_bb_load(const char *path, uint64_t nsectors, struct ntm_bb_list *out);
  */
 int ntm_bb_save(const char *path, const struct ntm_bb_list *list);
 
+/*
+ * Add (@add) or remove [sector, sector + count) in the list file at
+ * @path, as one step against every other change of that file from any
+ * process: under a lock on the file, its list is loaded (ntm_bb_load(),
+ * ranges past @nsectors dropped), changed and saved (ntm_bb_save()).
+ * The list saved in *@out. On an error the file is as it was. 0 or
+ * -errno with the message set.
+ */
+int ntm_bb_update(const char *path, uint64_t nsectors, uint64_t sector,
+		  uint64_t count, bool add, struct ntm_bb_list *out);
+
 /* --- badblocks_shared.c: one device's list, read by every request --- */
 
 /*
@@ -90,6 +101,7 @@ struct ntm_bb_shared {
 	size_t n;
 	struct ntm_bb_list list;
 	char *path;		/* the file that keeps it, or NULL */
+	uint64_t nsectors;	/* the device's: the file's ranges past it go */
 };
 
 /* An empty list kept nowhere. */
@@ -129,8 +141,10 @@ static inline bool ntm_bb_shared_overlaps(struct ntm_bb_shared *bb,
 }
 /*
  * Add (@add) or clear sectors [sector, sector + count), durably in the
- * file first when there is one. Any failure leaves the list in memory and
- * on disk as it was. 0, -ENOMEM or the error of ntm_bb_save().
+ * file first when there is one (ntm_bb_update(): the file's list, with
+ * what other processes changed since, becomes this device's). Any
+ * failure leaves the list in memory and on disk as it was. 0, -ENOMEM
+ * or the error of ntm_bb_update().
  */
 int ntm_bb_shared_change(struct ntm_bb_shared *bb, uint64_t sector,
 			 uint64_t count, bool add);

@@ -36,6 +36,7 @@ int ntm_bb_shared_load(struct ntm_bb_shared *bb, const char *path,
 	bb->path = strdup(path);
 	if (!bb->path)
 		return ntm_error(-ENOMEM, "badblocks: no memory");
+	bb->nsectors = nsectors;
 	ret = ntm_bb_load(bb->path, nsectors, &bb->list);
 	if (ret == 0)
 		bb->n = bb->list.n;
@@ -116,20 +117,13 @@ int ntm_bb_shared_change(struct ntm_bb_shared *bb, uint64_t sector,
 
 	/* Changers queue here; readers only wait for the switch. */
 	pthread_mutex_lock(&bb->change);
-	ret = ntm_bb_change(&bb->list, sector, count, add, &next);
-	if (ret) {
+	if (bb->path)
+		ret = ntm_bb_update(bb->path, bb->nsectors, sector, count, add,
+				    &next);
+	else if ((ret = ntm_bb_change(&bb->list, sector, count, add, &next)))
 		ret = ntm_error(ret, "badblocks: no memory");
-		goto out;
-	}
-	if (bb->path) {
-		ret = ntm_bb_save(bb->path, &next);
-		if (ret) {
-			ntm_bb_free(&next);
-			goto out;
-		}
-	}
-	switch_to(bb, &next);
-out:
+	if (!ret)
+		switch_to(bb, &next);
 	pthread_mutex_unlock(&bb->change);
 	return ret;
 }

@@ -238,6 +238,44 @@ expect 0 "badblocks --json, empty" "$ntmem" blk badblocks "$ns" --json
 if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["badblocks"] == []' \
 	"$out" 2>/dev/null; then ok "--json, empty: []"; else bad "--json, empty"; fi
 
+# Twenty processes inject at once, each its own (non-touching) sector:
+# every update of the list is atomic against the others, so all twenty
+# are listed (12-18 were, when each read, changed and renamed the list
+# with no lock). Then ten clear theirs while ten more inject.
+pids=""
+for i in $(seq 0 19); do
+	"$ntmem" blk inject-error "$ns" --sector $((1000 + 4 * i)) \
+		>/dev/null 2>>"$tmp/inject.err" &
+	pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+[ "$rc" -eq 0 ] && ok "20 concurrent inject-error: all exit 0" ||
+	{ bad "20 concurrent inject-error: one failed"; sed 's/^/# /' "$tmp/inject.err"; }
+expect 0 "badblocks after 20 concurrent injects" "$ntmem" blk badblocks "$ns"
+if [ "$(wc -l <"$out")" -eq 20 ]; then ok "20 concurrent injects: 20 listed"
+else bad "20 concurrent injects: $(wc -l <"$out") listed"; sed 's/^/# /' "$out"; fi
+pids=""
+for i in $(seq 0 9); do
+	"$ntmem" blk clear-error "$ns" --sector $((1000 + 4 * i)) \
+		>/dev/null 2>>"$tmp/inject.err" &
+	pids="$pids $!"
+	"$ntmem" blk inject-error "$ns" --sector $((2000 + 4 * i)) \
+		>/dev/null 2>>"$tmp/inject.err" &
+	pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+[ "$rc" -eq 0 ] && ok "10 clears racing 10 injects: all exit 0" ||
+	{ bad "10 clears racing 10 injects: one failed"; sed 's/^/# /' "$tmp/inject.err"; }
+expect 0 "badblocks after the race" "$ntmem" blk badblocks "$ns"
+want=$(for i in $(seq 10 19); do echo "$((1000 + 4 * i)) 1"; done
+	for i in $(seq 0 9); do echo "$((2000 + 4 * i)) 1"; done)
+out_is "$want" "10 clears racing 10 injects: exactly the other 20 listed"
+expect 0 "clear-error of everything again" "$ntmem" blk clear-error "$ns" \
+	--sector 0 --count $((last + 1))
+rm -f "$tmp/inject.err"
+
 # --- usage errors: exit 2, the option named ------------------------------
 
 expect 2 "inject-error without --sector" "$ntmem" blk inject-error "$ns"

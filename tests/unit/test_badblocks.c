@@ -29,6 +29,10 @@
  *   clear_fails    a write over a bad sector whose clearing cannot be
  *                  saved returns the error and the sector stays bad: the
  *                  next read is -EIO, never the old data with success.
+ *   two_opens      two devices over one namespace (as two processes):
+ *                  each change starts from the file's list as it is, so
+ *                  neither's injects or clears undo the other's.
+ *   save_fails_no_file  a failed first change leaves no list file.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -521,6 +525,60 @@ static void test_clear_fails(void **state)
 	emu_close(&e, true);
 }
 
+/*
+ * Two devices over one namespace, each with the list it read at open, as
+ * two processes have: a change by one is made to the file's list as it
+ * is now, so neither loses the other's entries (each wrote back its own
+ * list from open, and an inject or a clear by one undid the other's).
+ */
+static void test_two_opens(void **state)
+{
+	struct ntm_blk *second;
+	unsigned char buf[512];
+	struct emu e;
+
+	(void)state;
+	emu_open(&e, "8 1\n");
+	assert_int_equal(ntm_blk_open(&second, e.ns, NULL), 0);
+	assert_int_equal(ntm_blk_badblocks_add(e.blk, 20, 1), 0);
+	assert_int_equal(ntm_blk_badblocks_add(second, 30, 2), 0);
+	assert_string_equal(read_text(e.list), "8 1\n20 1\n30 2\n");
+	assert_string_equal(list_of(second), "8 1;20 1;30 2;");
+	/* The first device clears sector 8 by writing it. */
+	memset(buf, 0x5c, sizeof(buf));
+	assert_int_equal(ntm_blk_write(e.blk, buf, 512, 8 * 512, 0), 512);
+	assert_string_equal(read_text(e.list), "20 1\n30 2\n");
+	assert_string_equal(list_of(e.blk), "20 1;30 2;");
+	/* The second clears what the first injected: the file agrees. */
+	assert_int_equal(ntm_blk_badblocks_clear(second, 20, 1), 0);
+	assert_string_equal(read_text(e.list), "30 2\n");
+	assert_string_equal(list_of(second), "30 2;");
+	assert_int_equal(stray_files("emu", "emu.badblocks"), 0);
+	ntm_blk_close(second);
+	emu_close(&e, true);
+}
+
+/*
+ * A change whose save fails, on a device with no list file yet: the
+ * file it made to lock is gone again, as is every temporary one.
+ */
+static void test_save_fails_no_file(void **state)
+{
+	struct emu e;
+
+	(void)state;
+	emu_open(&e, NULL);
+	assert_int_equal(access(e.list, F_OK), -1);
+	calls_reset();
+	fail_rename = 1;
+	assert_int_equal(ntm_blk_badblocks_add(e.blk, 20, 1), -EIO);
+	calls_reset();
+	assert_string_equal(list_of(e.blk), "");
+	assert_int_equal(access(e.list, F_OK), -1);
+	assert_int_equal(stray_files("emu", NULL), 0);
+	emu_close(&e, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +588,8 @@ int main(void)
 		cmocka_unit_test(test_save_durable),
 		cmocka_unit_test(test_save_fails),
 		cmocka_unit_test(test_clear_fails),
+		cmocka_unit_test(test_two_opens),
+		cmocka_unit_test(test_save_fails_no_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
