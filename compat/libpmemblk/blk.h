@@ -6,8 +6,9 @@
  * A pool file, as PMDK writes it (all integers little-endian):
  *
  *   0     pool header, 4096 bytes (struct blk_pool_hdr)
- *   4096  bsize (uint32), is_zeroed (int32); PMDK keeps run-time state
- *         in the rest of this page, never read back
+ *   4096  bsize (uint32), is_zeroed (int32), then the run-time state
+ *         PMDK's library keeps there (struct blk_desc), never read back
+ *         by a library but read by pmempool info
  *   8192  the BTT, to the end of the file (its parent UUID is the
  *         header's poolset_uuid)
  *
@@ -73,10 +74,40 @@ _Static_assert(__builtin_offsetof(struct blk_pool_hdr, unused2) ==
 _Static_assert(__builtin_offsetof(struct blk_pool_hdr, checksum) == 4088,
 	       "checksum");
 
+/*
+ * PMDK's struct pmemblk after the pool header, on a 64-bit machine: the
+ * format's bsize and is_zeroed, then the run-time state PMDK's library
+ * stores into the mapped pool at every create and open and never reads
+ * back. PMDK's pmempool info does read it: it finds the BTT at data -
+ * addr (8192), and refuses a pool where that is not positive ("wrong
+ * BTT layout offset"). Host byte order, as PMDK stores it.
+ */
 struct blk_desc {
 	uint32_t bsize;
 	int32_t is_zeroed;
+	uint64_t addr;		/* where the pool is mapped */
+	uint64_t size;		/* bytes mapped */
+	int32_t is_pmem;	/* persisted by flush + drain */
+	int32_t rdonly;
+	uint64_t data;		/* addr + BLK_DATA_OFF: the BTT */
+	uint64_t datasize;	/* bytes of the BTT */
+	uint64_t nlba;		/* never set by PMDK: 0 */
+	uint64_t bttp;		/* PMDK's BTT handle: 0 here */
+	uint32_t nlane;		/* lanes of the BTT */
+	uint32_t next_lane;	/* PMDK's lane rotor: 0 */
+	uint64_t locks;		/* PMDK's lane locks: 0 here */
+	int32_t is_dev_dax;
+	uint32_t pad;
+	uint64_t ctl;		/* PMDK's ctl tree: 0 here */
+	uint64_t set;		/* PMDK's pool set: 0 here */
 };
+
+_Static_assert(__builtin_offsetof(struct blk_desc, addr) == 8, "addr");
+_Static_assert(__builtin_offsetof(struct blk_desc, data) == 32, "data");
+_Static_assert(__builtin_offsetof(struct blk_desc, nlane) == 64, "nlane");
+_Static_assert(__builtin_offsetof(struct blk_desc, is_dev_dax) == 80,
+	       "is_dev_dax");
+_Static_assert(sizeof(struct blk_desc) == 104, "PMDK's struct pmemblk");
 
 struct pmemblk {
 	struct ntm_ns *ns;	/* NULL for a pool set */

@@ -365,36 +365,26 @@ static int hdr_check(struct pmemblk *pbp, size_t *bsize)
 	return 0;
 }
 
-/* The BTT was never written: PMDK lays it out at the first write. */
-static bool btt_absent(const struct pmemblk *pbp)
-{
-	const unsigned char *p = pbp->base + BLK_DATA_OFF;
-
-	for (size_t i = 0; i < 4096; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /*
  * Open the BTT after the headers of the pool set @parent (its UUID), or
  * with @create make a new pool's (no layout until the first write, an old
  * BTT's info blocks forgotten: ntm_btt_open(3)). A BTT not laid out yet
- * opens lazily, every block reading as zeros. 0 or -1 with errno set.
+ * (neither arena 0 info block signed, whatever else the bytes hold: a
+ * pool made over a file of old data) opens lazily, every block reading
+ * as zeros, as PMDK's; the descriptor's is_zeroed spares its layout the
+ * map's zeros. 0 or -1 with errno set.
  */
 static int pool_btt(struct pmemblk *pbp, const uint8_t parent[16], bool create)
 {
 	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	bool lazy = create || btt_absent(pbp);
 	struct ntm_btt_config cfg = {
 		.lbasize = pbp->bsize,
 		/* PMDK asks for two lanes per CPU; nfree (256) caps them. */
 		.nlanes = (unsigned)(ncpus < 1 ? 2 : 2 * ncpus),
 		.parent_uuid = parent,
-		.flags = (create ? NTM_BTT_CREATE : 0) |
-			 (lazy ? NTM_BTT_LAZY : 0) |
-			 (lazy && le32toh(d->is_zeroed) ? NTM_BTT_ZEROED : 0) |
+		.flags = (create ? NTM_BTT_CREATE : 0) | NTM_BTT_LAZY |
+			 (le32toh(d->is_zeroed) ? NTM_BTT_ZEROED : 0) |
 			 (pbp->rdonly ? NTM_BTT_READONLY : 0),
 		.persist = pool_persist,
 		.persist_arg = pbp,
@@ -414,6 +404,64 @@ static int pool_btt(struct pmemblk *pbp, const uint8_t parent[16], bool create)
 	}
 	if (ntm_btt_readonly(pbp->btt))
 		pbp->rdonly = true;
+	return 0;
+}
+
+/*
+ * The run-time state PMDK's library keeps in the descriptor page (struct
+ * blk_desc, blk.h), with this pool's values: where it is mapped, its
+ * BTT's place and size, its lanes. PMDK's pointers to its own objects
+ * stay 0. Not made durable here.
+ */
+static void desc_runtime_fill(struct pmemblk *pbp)
+{
+	struct blk_desc *d = (void *)(pbp->base + BLK_DESC_OFF);
+
+	d->addr = (uint64_t)(uintptr_t)pbp->base;
+	d->size = pbp->size;
+	d->is_pmem = pbp->is_pmem;
+	d->rdonly = pbp->rdonly;
+	d->data = (uint64_t)(uintptr_t)(pbp->base + BLK_DATA_OFF);
+	d->datasize = pbp->size - BLK_DATA_OFF;
+	d->nlba = 0;	/* PMDK declares it and never sets it */
+	d->bttp = 0;
+	d->nlane = ntm_btt_nlanes(pbp->btt);
+	d->next_lane = 0;
+	d->locks = 0;
+	d->is_dev_dax = pbp->ns && ntm_ns_kind(pbp->ns) == NTM_NS_DEVDAX;
+	d->pad = 0;
+	d->ctl = 0;
+	d->set = 0;
+}
+
+/* A new pool's two header pages, its run-time state filled in, made durable. */
+static int pool_persist_new(struct pmemblk *pbp)
+{
+	desc_runtime_fill(pbp);
+	return pool_persist(pbp, pbp->base, BLK_DATA_OFF);
+}
+
+/*
+ * At a writable open: a pool whose run-time state does not lead to its
+ * BTT (a pool only an older ntmem wrote, zeros there) gets it, so PMDK's
+ * pmempool info reads it. Every other open leaves the page alone: the
+ * values are PMDK's to refresh, and rewriting them would cost a persist
+ * (an msync off pmem) at every open. 0, or -1 with errno and the message.
+ */
+static int desc_runtime_repair(struct pmemblk *pbp)
+{
+	const struct blk_desc *d = (const void *)(pbp->base + BLK_DESC_OFF);
+	int ret;
+
+	if (d->data - d->addr == BLK_DATA_OFF)
+		return 0;
+	desc_runtime_fill(pbp);
+	ret = pool_persist(pbp, d, sizeof(*d));
+	if (ret) {
+		blk_error(-ret, "cannot persist the pool descriptor: %s",
+			  strerror(-ret));
+		return -1;
+	}
 	return 0;
 }
 
@@ -538,8 +586,7 @@ static struct pmemblk *set_create(const char *path, int fd, size_t bsize,
 			d->is_zeroed = htole32(0);	/* as PMDK: all new */
 	pbp->bsize = (uint32_t)bsize;
 	/* The BTT first, as in pmemblk_create(). */
-	if (pool_btt(pbp, set_uuid, true) ||
-	    pool_persist(pbp, pbp->base, BLK_DATA_OFF)) {
+	if (pool_btt(pbp, set_uuid, true) || pool_persist_new(pbp)) {
 		oerrno = errno;
 		memcpy(pbp->base, was, sizeof(was));
 		pool_persist(pbp, pbp->base, sizeof(was));
@@ -768,8 +815,7 @@ PMEMblkpool *pmemblk_create(const char *path, size_t bsize, size_t poolsize,
 	 * one out). So a power cut leaves no pool, or one whose BTT is
 	 * absent: never a pool header over a stale BTT.
 	 */
-	if (pool_btt(pbp, set_uuid, true) ||
-	    pool_persist(pbp, pbp->base, BLK_DATA_OFF)) {
+	if (pool_btt(pbp, set_uuid, true) || pool_persist_new(pbp)) {
 		oerrno = errno;
 		/*
 		 * PMDK leaves its header in an existing file; this library
@@ -840,8 +886,9 @@ static struct pmemblk *pool_open(const char *path, size_t bsize, bool rdonly,
 		return NULL;
 	}
 	pbp->bsize = (uint32_t)bsize;
-	if (with_btt && pool_btt(pbp, ((const struct blk_pool_hdr *)pbp->base)
-						      ->poolset_uuid, false)) {
+	if (with_btt && (pool_btt(pbp, ((const struct blk_pool_hdr *)pbp->base)
+						       ->poolset_uuid, false) ||
+			 (!pbp->rdonly && desc_runtime_repair(pbp)))) {
 		int oerrno = errno;
 
 		pool_free(pbp);
@@ -883,12 +930,7 @@ int pmemblk_check(const char *path, size_t bsize)
 
 	if (!pbp)
 		return -1;
-	/* Never written: nothing but zeros, which PMDK calls consistent. */
-	if (btt_absent(pbp)) {
-		pool_free(pbp);
-		errno = 0;
-		return 1;
-	}
+	/* A BTT never laid out is consistent (ntm_btt_check()), as PMDK's. */
 	if (pool_btt(pbp, ((const struct blk_pool_hdr *)pbp->base)->poolset_uuid,
 		     false)) {
 		pool_free(pbp);

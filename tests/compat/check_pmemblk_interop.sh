@@ -19,6 +19,9 @@
 #   - `pmempool info` and `pmempool check` exit 0 on ntmem's pools, check
 #     says "consistent"; the BTT info block's fields (offsets, counts,
 #     sizes, flags) are those PMDK writes for the same geometry;
+#   - `pmempool info` on a pool PMDK never opened (fresh and written);
+#   - a pool created over a file of random bytes (zero header page): both
+#     libraries' pmemblk_check() say consistent, it reads zeros and moves;
 #   - pmemblk_check() on both libraries: 1 on a good pool, then 0 on a pool
 #     whose BTT map has two blocks mapped to one (ntmem and PMDK agree),
 #     and -1 (a header checksum error) after a pool header byte changes;
@@ -139,6 +142,40 @@ for geo in "512 $min" "4096 $min" "4096 67108864" "512 20983865"; do
 	fi
 	rm -f "$a" "$b" "$c"
 done
+
+# --- pools only ntmem touched, as pmempool sees them ---------------------
+
+# PMDK's pmempool finds the BTT from the run-time fields PMDK's library
+# stores beside the descriptor (data - addr); ntmem wrote zeros there, and
+# pmempool info refused its pools ("wrong BTT layout offset") until PMDK
+# had opened them once. A fresh pool, then one written, PMDK never near.
+if [ -n "$pmempool" ]; then
+	a=$tmp/only-ntmem
+	expect 0 "ntmem only: ntmem creates" N create "$a" 4096 "$min"
+	expect 0 "ntmem only: pmempool info on the fresh pool" PP info "$a"
+	run "ntmem only: ntmem writes" N write "$a" 7 1
+	expect 0 "ntmem only: pmempool info on the written pool" PP info "$a"
+	if grep -q "^\[ARENA 0\]" "$out"; then ok "ntmem only: pmempool info finds arena 0"
+	else bad "ntmem only: pmempool info finds no arena"; sed 's/^/# /' "$out" "$err"; fi
+	rm -f "$a"
+fi
+
+# A pool made over a file of old data (PMDK's blk_pool TEST8: garbage
+# after a zero header page, poolsize 0): no BTT is laid out until the
+# first write, whatever the bytes hold, so it is consistent, opens and
+# reads zeros on both libraries (ntmem refused to open it: "no BTT info
+# block").
+a=$tmp/garbage
+head -c $((17 * 1048576)) /dev/urandom >"$a"
+dd if=/dev/zero of="$a" bs=8192 count=1 conv=notrunc 2>/dev/null
+expect 0 "garbage: ntmem creates over it" N create "$a" 4096 0
+expect 0 "garbage: ntmem's pmemblk_check is 1" N check "$a"
+expect 0 "garbage: PMDK's pmemblk_check is 1" P check "$a"
+run "garbage: ntmem reads zeros" N verify "$a" 0 1 0
+run "garbage: ntmem writes" N write "$a" 8 7
+run "garbage: PMDK reads them" P verify "$a" 8 7 0
+expect 0 "garbage: PMDK's pmemblk_check after the writes is 1" P check "$a"
+rm -f "$a"
 
 # --- pmemblk_check(): good, then a corrupt map, then a corrupt header ----
 
