@@ -231,9 +231,9 @@ static int create_ns(const char *cmd, const struct blk_args *a,
 /*
  * A BTT laid out over a new emulated namespace or a whole device (plain:
  * a device is left as it is, a file is new and zero). A BTT that cannot
- * be laid out leaves no file behind, and never removes a device. The line
- * saying what was made is printed once everything is made: a failure
- * prints only itself.
+ * be laid out, or a line that cannot be printed, leaves no file behind,
+ * and never removes a device. The line saying what was made is printed
+ * once everything is made: a failure prints only itself.
  */
 static int create(const char *cmd, const struct blk_args *a)
 {
@@ -265,6 +265,19 @@ static int create(const char *cmd, const struct blk_args *a)
 	printf("%s: %zu bytes, %s namespace%s\n", a->path, ntm_ns_size(ns),
 	       ntm_ns_kind_name(ntm_ns_kind(ns)), btt);
 	ntm_ns_close(ns);
+	/*
+	 * A line that cannot be written (a full disk, a closed pipe) fails
+	 * the command (output_written() in ntmem.c says why); then what it
+	 * made goes too, so a retry does not find "File exists".
+	 */
+	if (fflush(stdout) || ferror(stdout)) {
+		int err = errno;
+
+		if (made)
+			unlink(a->path);
+		errno = err;
+		return 1;
+	}
 	return 0;
 }
 

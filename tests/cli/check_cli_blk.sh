@@ -158,6 +158,21 @@ err_names "blk create: btt: 4096 bytes hold no arena" "too small: the BTT's fail
 out_is "" "too small: nothing on stdout"
 if [ -e "$tmp/small" ]; then bad "too small: the file was left"; else
 	ok "too small: no file left"; fi
+# A line that cannot be written fails the create, and what it made goes
+# with it: a retry must not find "File exists" (it found the whole device).
+if [ -w /dev/full ]; then
+	for btt in --btt ""; do
+		# shellcheck disable=SC2086 # an empty $btt is no argument
+		"$ntmem" blk create "$tmp/full" --size 16m $btt >/dev/full 2>"$err"
+		st=$?
+		[ "$st" -eq 1 ] && grep -q "cannot write standard output" "$err" &&
+			ok "create $btt to a full device fails, naming standard output" ||
+			bad "create $btt to a full device: exit $st, $(head -n 1 "$err")"
+		if [ -e "$tmp/full" ]; then bad "create $btt to a full device left the file"
+		else ok "create $btt to a full device leaves no file"; fi
+		rm -f "$tmp/full"
+	done
+fi
 expect 2 "create --sector-size 1024" "$ntmem" blk create "$tmp/bad1" \
 	--size 16m --btt --sector-size 1024
 err_names "invalid --sector-size '1024'" "--sector-size 1024 is named"
