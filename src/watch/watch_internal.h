@@ -316,7 +316,10 @@ static inline void watch_page_protect(struct wpage *wp)
 	wp->warm = false;
 }
 
-/* Forget a page that is all durable (or judged): protect it again. */
+/*
+ * Forget a page that is all durable (or judged): protect it again. One
+ * found durable while it may be writable goes through watch_page_settled().
+ */
 static inline void watch_page_clean(struct wpage *wp)
 {
 	watch_list_del(wp);
@@ -342,6 +345,34 @@ static inline const uint8_t *watch_page_now(const struct wpage *wp)
 	if (watch_prot_readable(watch_prog_prot(wp->range, wp->addr)))
 		return (const uint8_t *)wp->addr;
 	return watch_page_read(wp);
+}
+
+/*
+ * Forget @wp, just found all durable (its contents its image), unless a
+ * store changed it since. The lock keeps out the checker, not the
+ * program's stores: the page may still be writable while it is compared,
+ * and a thread stores to it whenever it likes, typically right after its
+ * fault made it writable, when its handler returns, while another
+ * thread's fence has taken the lock and finds the page as it was. Were
+ * the page protected and its record freed after such a store, the store
+ * would be in no record and fault no more: never judged, a bug the report
+ * is silent about. So it is write-protected first, then compared again:
+ * once mprotect() returns, every store made through the writable mapping
+ * is in memory and any later one faults (and waits for the lock). A page
+ * that changed in between keeps its record, protected, for the next
+ * fences and the end to judge. A page that was protected already cannot
+ * have changed: a store to it faults, and the fault waits for the lock.
+ * True when forgotten. Lock held.
+ */
+static inline bool watch_page_settled(struct wpage *wp)
+{
+	bool was_writable = wp->writable;
+
+	watch_page_protect(wp);
+	if (was_writable && memcmp(watch_page_now(wp), wp->image, PAGE))
+		return false;
+	watch_page_clean(wp);
+	return true;
 }
 
 /*

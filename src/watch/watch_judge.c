@@ -305,8 +305,10 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 			}
 			wp->wb &= ~bit;
 			if (watch_line_is(now, l, wp->wbdata)) {
+				/* What was written back, not the page: a
+				 * store since the comparison is not durable. */
 				memcpy(wp->image + l * LINE,
-				       now + l * LINE, LINE);
+				       wp->wbdata + l * LINE, LINE);
 				wp->pending &= ~bit;
 				continue;
 			}
@@ -417,8 +419,10 @@ void watch_fence(void)
 
 		next = wp->next;
 		if (page_settle(wp, me, &lp, &now, &unchanged)) {
+			/* Another thread may store to it meanwhile: see
+			 * watch_page_settled(). */
 			if (!keep_warm(wp, unchanged))
-				watch_page_clean(wp);
+				watch_page_settled(wp);
 		} else if (wp->thread == me && !wp->wb) {
 			/*
 			 * Only pending lines left, and this thread made it

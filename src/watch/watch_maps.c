@@ -456,7 +456,7 @@ void ntm_watch_synced_slow(const void *p, size_t n)
 		}
 		if (!wp->pending && !wp->wb &&
 		    !memcmp(wp->image, now, PAGE))
-			watch_page_clean(wp);
+			watch_page_settled(wp);	/* a store may come meanwhile */
 	}
 	watch_unlock();
 	watch_inside = 0;
