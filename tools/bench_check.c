@@ -720,7 +720,7 @@ static int run_once(struct bench *b, const struct options *o, int w,
 	if (c == C_PLAIN) {
 		/* The plain figures are of ntmem's library, not another. */
 		text = slurp(b->err);
-		if (!text || !strstr(text, "ntmem libpmem")) {
+		if (!text || !strstr(text, "ntmem libpmem ")) {
 			fprintf(stderr, "ntmem " CMD ": plain %s did not load ntmem's "
 				"libpmem.so.1 from %s (no \"ntmem libpmem\" line "
 				"with NTMEM_VERBOSE=1)\n", wl->name, b->plain);

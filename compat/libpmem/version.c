@@ -69,9 +69,6 @@ __attribute__((constructor)) static void pmem_compat_init(void)
 {
 	pmem_env_read();
 	if (pmem_env.verbose)
-		fprintf(stderr, "ntmem libpmem %s: PMDK libpmem %d.%d drop-in, "
-			"copies %s, write-back %s\n", ntm_version(),
-			PMEM_MAJOR_VERSION, PMEM_MINOR_VERSION,
-			ntm_variant_name(ntm_variant_active()),
-			ntm_flush_insn_name(ntm_flush_active()));
+		ntm_dropin_banner("libpmem", PMEM_MAJOR_VERSION,
+				  PMEM_MINOR_VERSION, true);
 }

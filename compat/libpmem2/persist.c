@@ -34,6 +34,7 @@
 
 #include <ntmem.h>
 
+#include "dropin_note.h"	/* ntm_dropin_banner() */
 #include "pmdk_env.h"
 #include "pmem2.h"
 #include "watch.h"	/* src/watch/: ntmem check's hooks */
@@ -43,10 +44,16 @@
 
 static struct pmdk_copy_env copy_env = { .movnt_threshold = 256 };
 
-/* Read once at load, as PMDK's libpmem2 reads them. */
+/*
+ * Read once at load, as PMDK's libpmem2 reads them; then, with
+ * NTMEM_VERBOSE, the line the other drop-ins print too, naming the copies
+ * those ceilings left (dropin_note.h). PMDK's libpmem2 has no version
+ * macros: 1.0 is its ABI's, LIBPMEM2_1.0.
+ */
 __attribute__((constructor)) static void read_copy_env(void)
 {
 	pmdk_copy_env_read(&copy_env, "libpmem2");
+	ntm_dropin_banner("libpmem2", 1, 0, true);
 }
 
 static bool overlaps(const void *dst, const void *src, size_t len)

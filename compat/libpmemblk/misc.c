@@ -156,7 +156,6 @@ __attribute__((constructor)) static void pmemblk_compat_init(void)
 	/* ntmem's rule: "yes" is on here as in the library (ntm_verbose()). */
 	blk_ctl_verbose = ntm_verbose();
 	if (blk_ctl_verbose)
-		fprintf(stderr, "ntmem libpmemblk %s: PMDK libpmemblk %d.%d "
-			"drop-in\n", ntm_version(), PMEMBLK_MAJOR_VERSION,
-			PMEMBLK_MINOR_VERSION);
+		ntm_dropin_banner("libpmemblk", PMEMBLK_MAJOR_VERSION,
+				  PMEMBLK_MINOR_VERSION, false);
 }

@@ -99,7 +99,7 @@ for job in "write direct=1 sync=1" "randwrite direct=1 sync=1" \
 	# shellcheck disable=SC2086 # opts and verify are lists of options
 	expect 0 "$what" run_fio "$rw-$2" PMEM_IS_PMEM_FORCE=1 --rw="$rw" \
 		$opts $verify
-	err_names "ntmem libpmem" "$what: ntmem's library announced itself"
+	err_names "ntmem libpmem " "$what: ntmem's library announced itself"
 	cat "$out" >>"$err"
 	if grep -qiE 'verify.*(fail|mismatch)|bad (magic|header)|err= *[1-9]' "$err"
 	then
