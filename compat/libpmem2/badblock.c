@@ -65,7 +65,7 @@ int pmem2_badblock_context_new(struct pmem2_badblock_context **bbctx,
 {
 	static const char fn[] = "pmem2_badblock_context_new";
 	struct pmem2_badblock_context *c;
-	int ret;
+	int ret, saved_errno = errno;
 
 	if (src->type != PMEM2_SOURCE_FD)
 		return pmem2_err(PMEM2_E_NOSUPP,
@@ -88,6 +88,12 @@ int pmem2_badblock_context_new(struct pmem2_badblock_context **bbctx,
 			pmem2_err(ret, "%s: %s", fn, ntm_errmsg());
 	}
 	*bbctx = c;
+	/*
+	 * The sysfs files a file not on pmem lacks (ENOENT) were looked
+	 * for, not missed: a call that succeeds leaves errno as it was, as
+	 * PMDK's does.
+	 */
+	errno = saved_errno;
 	return 0;
 }
 

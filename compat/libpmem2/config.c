@@ -40,8 +40,7 @@ int pmem2_config_delete(struct pmem2_config **cfg)
 int pmem2_config_set_required_store_granularity(struct pmem2_config *cfg,
 						enum pmem2_granularity g)
 {
-	if (g != PMEM2_GRANULARITY_BYTE && g != PMEM2_GRANULARITY_CACHE_LINE &&
-	    g != PMEM2_GRANULARITY_PAGE)
+	if (!pmem2_granularity_valid((int)g))
 		return pmem2_err(PMEM2_E_GRANULARITY_NOT_SUPPORTED,
 				 "pmem2_config_set_required_store_granularity: "
 				 "granularity %d is not BYTE, CACHE_LINE or PAGE",

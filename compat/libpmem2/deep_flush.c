@@ -4,8 +4,19 @@
  * then pushed past the platform's power-fail buffers where software can:
  * a devdax device's nd region has a deep_flush attribute (writing "1"
  * flushes the memory controller's queues); a file is msync()ed, which on
- * a DAX file system asks the pmem driver for the same flush. Private and
- * anonymous mappings have nothing to push.
+ * a DAX file system asks the pmem driver for the same flush.
+ *
+ * Anonymous memory has no device to push to: the call says so
+ * (PMEM2_E_NOSUPP) rather than claim a durability that cannot be, as
+ * PMDK's does for every anonymous map pmem2_map_new() makes (BYTE). A
+ * PAGE map of an anonymous source (pmem2_map_from_existing() only) gets
+ * PMDK's answer for a PAGE map, 0: its persist's msync() was all. A
+ * private map of a file is msync()ed and answers 0, as PMDK's.
+ *
+ * The range must lie inside the map, computed without wrapping: PMDK's
+ * check adds ptr + size, so a size that carries it past the top of the
+ * address space passes there (and the flush then covers nothing sane);
+ * here it is PMEM2_E_DEEP_FLUSH_RANGE, as any other range past the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -86,16 +97,26 @@ int pmem2_deep_flush(struct pmem2_map *map, void *ptr, size_t size)
 	uintptr_t lo = (uintptr_t)map->addr, hi = lo + map->size;
 	uintptr_t p = (uintptr_t)ptr, page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start = p & ~(page - 1);
+	int ret, saved_errno = errno;
 
 	if (p < lo || p > hi || size > hi - p)
 		return pmem2_err(PMEM2_E_DEEP_FLUSH_RANGE, "pmem2_deep_flush: "
 				 "ptr %p + size %zu is not inside the map "
 				 "[%p, +%zu)", ptr, size, map->addr, map->size);
+	if (map->source_type == PMEM2_SOURCE_ANON &&
+	    map->granularity != PMEM2_GRANULARITY_PAGE)
+		return pmem2_err(PMEM2_E_NOSUPP, "pmem2_deep_flush: map is of "
+				 "an anonymous source: no device to flush to");
 	map->persist_fn(ptr, size);
 	if (map->source_type == PMEM2_SOURCE_ANON || size == 0)
 		return 0;
-	if (map->devdax)
-		return region_deep_flush(map->rdev);
+	if (map->devdax) {
+		ret = region_deep_flush(map->rdev);
+		/* A region without the attribute (ENOENT) is no failure. */
+		if (!ret)
+			errno = saved_errno;
+		return ret;
+	}
 	if (map->granularity != PMEM2_GRANULARITY_PAGE &&
 	    msync((void *)start, p + size - start, MS_SYNC))
 		return pmem2_err_errno(errno, "pmem2_deep_flush: msync %p + %zu",

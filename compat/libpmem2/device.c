@@ -14,6 +14,8 @@
  * count nmemX/nfit/dirty_shutdown, which the kernel exposes for NFIT
  * NVDIMMs that report one. No region (a file not on pmem): device id and
  * count are NOSUPP and the numa node DAX_REGION_NOT_FOUND, as PMDK's.
+ * The walk ends at the first mapping file that is not there: a call that
+ * succeeds puts errno back as it found it, as PMDK's leaves it.
  *
  * The NVDIMMs are taken in mapping order, the region's interleave
  * positions; PMDK concatenates ids in libndctl's order of the bus's
@@ -171,7 +173,7 @@ int pmem2_source_device_id(const struct pmem2_source *src, char *id,
 	static const char fn[] = "pmem2_source_device_id";
 	struct id_walk w = { .fn = fn, .len = 1 };
 	char region[PATH_MAX];
-	int ret;
+	int ret, saved_errno = errno;
 
 	if (src->type != PMEM2_SOURCE_FD)
 		return pmem2_err(PMEM2_E_NOSUPP,
@@ -190,6 +192,7 @@ int pmem2_source_device_id(const struct pmem2_source *src, char *id,
 		return ret;
 	if (!id) {
 		*len = w.len;
+		errno = saved_errno;
 		return 0;
 	}
 	if (w.len > *len)
@@ -198,7 +201,10 @@ int pmem2_source_device_id(const struct pmem2_source *src, char *id,
 				 "ids (%zu bytes)", fn, *len, w.len);
 	w = (struct id_walk){ .fn = fn, .id = id, .cap = *len, .len = 1 };
 	id[0] = '\0';
-	return for_each_dimm(region, fn, add_dimm_id, &w);
+	ret = for_each_dimm(region, fn, add_dimm_id, &w);
+	if (!ret)
+		errno = saved_errno;
+	return ret;
 }
 
 struct usc_walk {
@@ -231,7 +237,7 @@ int pmem2_source_device_usc(const struct pmem2_source *src, uint64_t *usc)
 	static const char fn[] = "pmem2_source_device_usc";
 	struct usc_walk w = { .fn = fn };
 	char region[PATH_MAX];
-	int ret;
+	int ret, saved_errno = errno;
 
 	if (src->type != PMEM2_SOURCE_FD)
 		return pmem2_err(PMEM2_E_NOSUPP,
@@ -248,6 +254,7 @@ int pmem2_source_device_usc(const struct pmem2_source *src, uint64_t *usc)
 	if (ret)
 		return ret;
 	*usc = w.sum;
+	errno = saved_errno;
 	return 0;
 }
 
@@ -255,8 +262,8 @@ int pmem2_source_numa_node(const struct pmem2_source *src, int *numa_node)
 {
 	static const char fn[] = "pmem2_source_numa_node";
 	char region[PATH_MAX], buf[32], *end;
+	int ret, saved_errno = errno;
 	long v;
-	int ret;
 
 	if (src->type != PMEM2_SOURCE_FD)
 		return pmem2_err(PMEM2_E_NOSUPP,
@@ -277,5 +284,6 @@ int pmem2_source_numa_node(const struct pmem2_source *src, int *numa_node)
 			v = -1;
 	}
 	*numa_node = (int)v;
+	errno = saved_errno;
 	return 0;
 }

@@ -45,17 +45,47 @@
  * The live maps by address, in the interval table the other address-keyed
  * registries use (src/interval/); changed and read under registry_lock,
  * which also keeps the maps it names alive while a caller compares them.
+ *
+ * A map of length 0 (pmem2_map_from_existing() makes one, as PMDK's does)
+ * is no interval: it is on the list empty_maps instead. As in PMDK's
+ * tree, it is the point at its address: it collides with a map that has
+ * that address strictly inside it, with nothing else.
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ntm_interval_table registry = NTM_INTERVAL_TABLE_INIT(0);
+static struct pmem2_map *empty_maps;
+
+/* Whether [@lo, @hi) overlaps a registered map, under registry_lock. */
+static bool registry_collides(uintptr_t lo, uintptr_t hi)
+{
+	const struct ntm_interval *v;
+	size_t n, i;
+
+	v = ntm_interval_view(&registry, &n);
+	if (lo == hi) {
+		i = ntm_interval_find(v, n, lo);
+		return i < n && v[i].lo < lo;
+	}
+	for (const struct pmem2_map *e = empty_maps; e; e = e->next_empty)
+		if (lo < (uintptr_t)e->addr && (uintptr_t)e->addr < hi)
+			return true;
+	return false;	/* an overlapping interval: the insert says so */
+}
 
 int pmem2_map_register(struct pmem2_map *map)
 {
 	uintptr_t lo = (uintptr_t)map->addr;
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&registry_lock);
-	ret = ntm_interval_insert(&registry, lo, lo + map->size, map);
+	if (registry_collides(lo, lo + map->size)) {
+		ret = -EEXIST;
+	} else if (map->size == 0) {
+		map->next_empty = empty_maps;
+		empty_maps = map;
+	} else {
+		ret = ntm_interval_insert(&registry, lo, lo + map->size, map);
+	}
 	pthread_mutex_unlock(&registry_lock);
 	if (ret == -EEXIST)
 		return PMEM2_E_MAP_EXISTS;	/* as Debian's library */
@@ -63,11 +93,11 @@ int pmem2_map_register(struct pmem2_map *map)
 }
 
 /*
- * Whether @map is registered; if @remove, it no longer is. @map may be a
+ * Take @map out of the registry: false if it is not there. @map may be a
  * pointer a program freed already (a second pmem2_map_delete()): it is
  * compared, never dereferenced, so the maps are searched by pointer.
  */
-static bool registry_find(struct pmem2_map *map, bool remove)
+static bool registry_remove(struct pmem2_map *map)
 {
 	const struct ntm_interval *v;
 	bool found = false;
@@ -78,8 +108,14 @@ static bool registry_find(struct pmem2_map *map, bool remove)
 	for (size_t i = 0; i < n; i++)
 		if (v[i].user == map) {
 			found = true;
-			if (remove)
-				(void)ntm_interval_remove(&registry, v[i].lo);
+			(void)ntm_interval_remove(&registry, v[i].lo);
+			break;
+		}
+	for (struct pmem2_map **e = &empty_maps; !found && *e;
+	     e = &(*e)->next_empty)
+		if (*e == map) {
+			found = true;
+			*e = map->next_empty;
 			break;
 		}
 	pthread_mutex_unlock(&registry_lock);
@@ -100,11 +136,6 @@ __attribute__((destructor)) static void registry_release(void)
 	if (n == 0)
 		ntm_interval_destroy(&registry);
 	pthread_mutex_unlock(&registry_lock);
-}
-
-void pmem2_map_unregister(struct pmem2_map *map)
-{
-	(void)registry_find(map, true);
 }
 
 /* --- granularity ----------------------------------------------------------- */
@@ -201,9 +232,18 @@ static int mmap_prot(unsigned prot)
  */
 static void *reserve(size_t len, size_t align, size_t *placeholder_len)
 {
-	size_t n = len + align;
 	uintptr_t p, a;
+	size_t n;
 
+	/*
+	 * A length no process can have (an anonymous source's size near
+	 * SIZE_MAX): the sum would wrap to a small placeholder, and the
+	 * trimming below would unmap memory that is not the placeholder's.
+	 */
+	if (__builtin_add_overflow(len, align, &n)) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
 	p = (uintptr_t)mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 			    MAP_NORESERVE, -1, 0);
 	if ((void *)p == MAP_FAILED)
@@ -232,36 +272,56 @@ static void give_back(const struct pmem2_config *cfg, void *at, size_t len)
 	}
 }
 
-/* Check @cfg against @src; the length to map in *@length. 0 or a code. */
+/*
+ * Check @cfg against @src (@size bytes, @align its alignment), in PMDK's
+ * order; the length to map in *@length. 0 or a code.
+ *
+ * The configured offset is checked for an anonymous source too, as PMDK
+ * checks it (aligned, and offset + length within the source's size),
+ * although such a source is always mapped from its start: the same
+ * configuration is refused, or not, on both libraries.
+ */
 static int check_range(const struct pmem2_config *cfg,
 		       const struct pmem2_source *src, size_t size,
 		       size_t align, size_t *length)
 {
-	size_t offset = src->type == PMEM2_SOURCE_ANON ? 0 : cfg->offset;
+	bool anon = src->type == PMEM2_SOURCE_ANON;
 	size_t end, limit = size;
 
-	if (src->type == PMEM2_SOURCE_FD && size == 0)
-		return pmem2_err(PMEM2_E_SOURCE_EMPTY, "pmem2_map_new: src "
-				 "(fd %d) has size 0: nothing to map", src->fd);
-	if (offset % align)
+	if (cfg->offset % align)
 		return pmem2_err(PMEM2_E_OFFSET_UNALIGNED, "pmem2_map_new: "
 				 "offset %zu is not a multiple of the "
-				 "alignment %zu", offset, align);
+				 "alignment %zu", cfg->offset, align);
+	if (src->devdax && cfg->sharing == PMEM2_PRIVATE)
+		return pmem2_err(PMEM2_E_SRC_DEVDAX_PRIVATE, "pmem2_map_new: "
+				 "a devdax device cannot be mapped PMEM2_PRIVATE");
+	if (size == 0) {
+		if (anon)
+			return pmem2_err(PMEM2_E_SOURCE_EMPTY, "pmem2_map_new: "
+					 "src is an anonymous source of size 0: "
+					 "nothing to map");
+		return pmem2_err(PMEM2_E_SOURCE_EMPTY, "pmem2_map_new: src "
+				 "(fd %d) has size 0: nothing to map", src->fd);
+	}
 	if (cfg->length % align)
 		return pmem2_err(PMEM2_E_LENGTH_UNALIGNED, "pmem2_map_new: "
 				 "length %zu is not a multiple of the "
 				 "alignment %zu", cfg->length, align);
-	if (__builtin_add_overflow(offset, cfg->length, &end))
+	if (__builtin_add_overflow(cfg->offset, cfg->length, &end))
 		return pmem2_err(PMEM2_E_MAP_RANGE, "pmem2_map_new: offset %zu "
-				 "+ length %zu overflows", offset, cfg->length);
+				 "+ length %zu overflows", cfg->offset,
+				 cfg->length);
 	/* A file's last partial page maps whole, as with mmap() itself. */
-	if (src->type == PMEM2_SOURCE_FD && size % align)
+	if (!anon && size % align)
 		limit = size + (align - size % align);
-	if (end > limit || offset > size)
+	if (end > limit || cfg->offset > size)
 		return pmem2_err(PMEM2_E_MAP_RANGE, "pmem2_map_new: offset %zu "
 				 "+ length %zu is past the end of the source "
-				 "(%zu bytes)", offset, cfg->length, size);
-	*length = cfg->length ? cfg->length : size - offset;
+				 "(%zu bytes)", cfg->offset, cfg->length, size);
+	if (cfg->length)
+		*length = cfg->length;
+	else
+		*length = anon ? size : size - cfg->offset;
 	return 0;
 }
 
@@ -302,7 +362,7 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	struct pmem2_map *map;
 	bool sync, no_flush;
 	void *at, *addr;
-	int ret;
+	int ret, saved_errno = errno;
 
 	*map_ptr = NULL;
 	if (cfg->granularity == PMEM2_GRANULARITY_UNSET)
@@ -315,15 +375,6 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 	ret = check_range(cfg, src, size, align, &length);
 	if (ret)
 		return ret;
-	if (src->devdax && cfg->sharing == PMEM2_PRIVATE)
-		return pmem2_err(PMEM2_E_SRC_DEVDAX_PRIVATE, "pmem2_map_new: "
-				 "a devdax device cannot be mapped PMEM2_PRIVATE");
-	if (src->type == PMEM2_SOURCE_FD && src->access == O_RDONLY &&
-	    cfg->sharing == PMEM2_SHARED && (cfg->prot & PMEM2_PROT_WRITE))
-		return pmem2_err(PMEM2_E_NO_ACCESS, "pmem2_map_new: prot has "
-				 "PMEM2_PROT_WRITE, but fd %d is open O_RDONLY "
-				 "(map PMEM2_PROT_READ or PMEM2_PRIVATE)",
-				 src->fd);
 	if (length == 0)
 		return pmem2_err_errno(EINVAL, "pmem2_map_new: offset %zu is "
 				       "the end of the source: length 0",
@@ -343,10 +394,22 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 			return pmem2_err_errno(errno, "pmem2_map_new: no %zu "
 					       "bytes of address space", length);
 	}
+	/*
+	 * The access the descriptor allows is the kernel's to check, at the
+	 * mmap(), as in PMDK: so a reservation's refusals come first.
+	 */
 	addr = map_source(cfg, src, at, length, &sync);
 	if (addr == MAP_FAILED) {
 		ret = errno;
 		give_back(cfg, at, placeholder);
+		if (ret == EACCES)
+			return pmem2_err(PMEM2_E_NO_ACCESS, "pmem2_map_new: the "
+					 "mapping's protection needs an access "
+					 "fd %d was not opened for (a writable "
+					 "shared map of an O_RDONLY descriptor: "
+					 "map PMEM2_PROT_READ or PMEM2_PRIVATE)",
+					 src->type == PMEM2_SOURCE_FD ? src->fd
+								      : -1);
 		return pmem2_err_errno(ret, "pmem2_map_new: mmap %zu bytes at "
 				       "offset %zu", length, cfg->offset);
 	}
@@ -392,17 +455,41 @@ int pmem2_map_new(struct pmem2_map **map_ptr, const struct pmem2_config *cfg,
 		pmem2_vm_reservation_map_end(cfg->rsv, map);
 	watch_new_map(map, cfg, src);
 	*map_ptr = map;
+	/*
+	 * The MAP_SYNC attempt a file's kernel refused (EOPNOTSUPP) is no
+	 * news to the program: a call that succeeds leaves errno as it was,
+	 * as PMDK's does.
+	 */
+	errno = saved_errno;
 	return 0;
 }
 
+/*
+ * A map of what the program mapped itself. A failure leaves *@map_ptr as
+ * it was, as PMDK's does (it never writes it before it has a map). A
+ * length of 0 is a map too, as in PMDK: it covers no byte.
+ */
 int pmem2_map_from_existing(struct pmem2_map **map_ptr,
 			    const struct pmem2_source *src, void *addr,
 			    size_t len, enum pmem2_granularity gran)
 {
-	struct pmem2_map *map = calloc(1, sizeof(*map));
+	struct pmem2_map *map;
+	uintptr_t end;
 	int ret;
 
-	*map_ptr = NULL;
+	/*
+	 * The granularity chooses the map's functions: PMDK aborts on one
+	 * it does not know; a value that is none of the three is refused.
+	 */
+	if (!pmem2_granularity_valid((int)gran))
+		return pmem2_err(PMEM2_E_GRANULARITY_NOT_SUPPORTED,
+				 "pmem2_map_from_existing: gran %d is not "
+				 "BYTE, CACHE_LINE or PAGE", (int)gran);
+	if (__builtin_add_overflow((uintptr_t)addr, len, &end))
+		return pmem2_err_errno(EINVAL, "pmem2_map_from_existing: addr "
+				       "%p + len %zu wraps past the end of the "
+				       "address space", addr, len);
+	map = calloc(1, sizeof(*map));
 	if (!map)
 		return pmem2_err_errno(ENOMEM, "pmem2_map_from_existing");
 	*map = (struct pmem2_map){
@@ -415,6 +502,10 @@ int pmem2_map_from_existing(struct pmem2_map **map_ptr,
 	ret = pmem2_map_register(map);
 	if (ret) {
 		free(map);
+		if (ret != PMEM2_E_MAP_EXISTS)
+			return pmem2_err_errno(-ret, "pmem2_map_from_existing: "
+					       "registering addr %p + len %zu",
+					       addr, len);
 		return pmem2_err(ret, "pmem2_map_from_existing: addr %p + len "
 				 "%zu overlaps a mapping libpmem2 already has",
 				 addr, len);
@@ -426,8 +517,15 @@ int pmem2_map_from_existing(struct pmem2_map **map_ptr,
 int pmem2_map_delete(struct pmem2_map **map_ptr)
 {
 	struct pmem2_map *map = *map_ptr;
+	int ret;
 
-	if (!registry_find(map, false))
+	/*
+	 * Out of the registry before the pages go, as PMDK: the moment they
+	 * are unmapped another thread's mmap() may get the same addresses,
+	 * and its pmem2_map_new() must not find this map still registered
+	 * there (PMEM2_E_MAP_EXISTS). A failure below registers it again.
+	 */
+	if (!registry_remove(map))
 		return pmem2_err(PMEM2_E_MAPPING_NOT_FOUND, "pmem2_map_delete: "
 				 "map %p is not a live mapping", (void *)map);
 	/* What is not durable when its mapping goes is reported as such. */
@@ -435,14 +533,18 @@ int pmem2_map_delete(struct pmem2_map **map_ptr)
 		ntm_watch_unmap(map->addr, map->size, "pmem2_map_delete");
 	if (map->rsv) {
 		/* The placeholder goes back: the range stays reserved. */
-		int ret = pmem2_vm_reservation_map_remove(map);
-
-		if (ret)
-			return ret;
-	} else if (map->owned && munmap(map->addr, map->size))
-		return pmem2_err_errno(errno, "pmem2_map_delete: munmap %p + %zu",
-				       map->addr, map->size);
-	pmem2_map_unregister(map);
+		ret = pmem2_vm_reservation_map_remove(map);
+	} else if (map->owned && munmap(map->addr, map->size)) {
+		ret = pmem2_err_errno(errno, "pmem2_map_delete: munmap %p + %zu",
+				      map->addr, map->size);
+	} else {
+		ret = 0;
+	}
+	if (ret) {
+		/* Nothing changed: the range was never given up. */
+		(void)pmem2_map_register(map);
+		return ret;
+	}
 	free(map);
 	*map_ptr = NULL;
 	return 0;

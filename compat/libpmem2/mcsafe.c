@@ -148,13 +148,18 @@ static int devdax_io(const struct pmem2_source *src, const char *fn,
 static int mcsafe_op(struct pmem2_source *src, const char *fn, void *buf,
 		     size_t size, size_t offset, bool write)
 {
-	int ret = check_op(src, fn, size, offset);
+	int ret = check_op(src, fn, size, offset), saved_errno = errno;
 
 	if (ret || size == 0)
 		return ret;
 	if (src->devdax)
-		return devdax_io(src, fn, buf, size, offset, write);
-	return file_io(src, fn, buf, size, offset, write);
+		ret = devdax_io(src, fn, buf, size, offset, write);
+	else
+		ret = file_io(src, fn, buf, size, offset, write);
+	/* An interrupted pread() that was retried is no failure. */
+	if (!ret)
+		errno = saved_errno;
+	return ret;
 }
 
 int pmem2_source_pread_mcsafe(struct pmem2_source *src, void *buf, size_t size,

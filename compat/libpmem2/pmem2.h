@@ -73,6 +73,19 @@ int pmem2_source_region(const struct pmem2_source *src, const char *fn,
 /* No granularity set yet: pmem2_map_new() refuses (GRANULARITY_NOT_SET). */
 #define PMEM2_GRANULARITY_UNSET (-1)
 
+/*
+ * Whether @g is one of PMDK's three granularities: what a configuration
+ * may require and pmem2_map_from_existing() may be told (anything else
+ * is PMEM2_E_GRANULARITY_NOT_SUPPORTED; the map's functions are chosen by
+ * it).
+ */
+static inline bool pmem2_granularity_valid(int g)
+{
+	return g == PMEM2_GRANULARITY_BYTE ||
+	       g == PMEM2_GRANULARITY_CACHE_LINE ||
+	       g == PMEM2_GRANULARITY_PAGE;
+}
+
 struct pmem2_config {
 	size_t offset;		/* into the source; a multiple of its alignment */
 	size_t length;		/* 0: from offset to the end of the source */
@@ -119,6 +132,8 @@ struct pmem2_map {
 	 */
 	struct vdm *vdm;
 	struct vdm mover;
+	/* The registry's list of maps of length 0 (map.c). */
+	struct pmem2_map *next_empty;
 };
 
 /* Fill @map's function pointers for its granularity (persist.c). */
@@ -126,11 +141,12 @@ void pmem2_map_set_fns(struct pmem2_map *map);
 
 /*
  * The registry of live mappings (map.c): pmem2_map_from_existing() refuses
- * a range that overlaps one (PMEM2_E_MAP_EXISTS), as PMDK's does.
- * pmem2_map_register() returns 0 or that code; unregister cannot fail.
+ * a range that overlaps one (PMEM2_E_MAP_EXISTS), as PMDK's does; a map
+ * of length 0 is the point at its address.
+ * pmem2_map_register() returns 0 or that code. pmem2_map_delete() takes
+ * a map out before its pages go.
  */
 int pmem2_map_register(struct pmem2_map *map);
-void pmem2_map_unregister(struct pmem2_map *map);
 
 /* --- asynchronous copies (async.c) ---------------------------------------- */
 
@@ -169,10 +185,10 @@ void pmem2_vm_reservation_map_end(struct pmem2_vm_reservation *rsv,
 				  struct pmem2_map *map);
 
 /*
- * pmem2_map_delete() of @map (map->rsv set): the placeholder back over
- * it, out of the reservation and the registry (under the reservation's
- * lock, so the range can be mapped again at once). 0 or a code (nothing
- * changed).
+ * pmem2_map_delete() of @map (map->rsv set, already out of the registry):
+ * the placeholder back over it and out of the reservation, under the
+ * reservation's lock, so the range can be mapped again at once. 0 or a
+ * code (nothing changed).
  */
 int pmem2_vm_reservation_map_remove(struct pmem2_map *map);
 

@@ -175,8 +175,8 @@ int pmem2_source_geometry(const struct pmem2_source *src, const char *fn,
 			  size_t *size, size_t *align)
 {
 	size_t sz, al = (size_t)sysconf(_SC_PAGESIZE);
+	int ret, saved_errno = errno;
 	struct stat st;
-	int ret;
 
 	if (src->type == PMEM2_SOURCE_ANON) {
 		sz = src->anon_size;
@@ -205,6 +205,11 @@ int pmem2_source_geometry(const struct pmem2_source *src, const char *fn,
 		*size = sz;
 	if (align)
 		*align = al;
+	/*
+	 * The attribute a kernel does not have (device/align since the dax
+	 * bus) was looked for, not missed: errno as the caller had it.
+	 */
+	errno = saved_errno;
 	return 0;
 }
 

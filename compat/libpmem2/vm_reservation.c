@@ -111,16 +111,26 @@ int pmem2_vm_reservation_placeholder(void *addr, size_t len)
  * Take [@addr, +@len) as a placeholder: exactly there if @addr (anything
  * in the way: PMEM2_E_MAPPING_EXISTS), else anywhere, aligned to @align.
  * 0 or a code; the address in *@out.
+ *
+ * A range that would wrap past the top of the address space (@addr +
+ * @len, or @len plus the alignment slack) is -ENOMEM, what mmap() says of
+ * a length no process can have: computed, the sum would wrap to a small
+ * number, a small placeholder would be taken, and a reservation would
+ * show a size it does not hold (a later MAP_FIXED into it would land on
+ * whatever else the process has mapped).
  */
 static int take_range(void *addr, size_t len, size_t align, char **out)
 {
-	uintptr_t p, a;
+	uintptr_t p, a, end;
 	size_t n;
 
 	if (addr) {
-		void *got = mmap(addr, len, PROT_NONE,
-				 PLACEHOLDER_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
+		void *got;
 
+		if (__builtin_add_overflow((uintptr_t)addr, len, &end))
+			return -ENOMEM;
+		got = mmap(addr, len, PROT_NONE,
+			   PLACEHOLDER_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (got == MAP_FAILED)
 			return errno == EEXIST ? PMEM2_E_MAPPING_EXISTS : -errno;
 		if (got != addr) {
@@ -131,7 +141,8 @@ static int take_range(void *addr, size_t len, size_t align, char **out)
 		*out = got;
 		return 0;
 	}
-	n = len + (align > page_size() ? align : 0);
+	if (__builtin_add_overflow(len, align > page_size() ? align : 0, &n))
+		return -ENOMEM;
 	p = (uintptr_t)mmap(NULL, n, PROT_NONE, PLACEHOLDER_FLAGS, -1, 0);
 	if ((void *)p == MAP_FAILED)
 		return -errno;
@@ -190,7 +201,8 @@ int pmem2_vm_reservation_new(struct pmem2_vm_reservation **rsv_ptr,
 					 "addr %p + size %zu overlaps an "
 					 "existing mapping", addr, size);
 		return pmem2_err_errno(-ret, "pmem2_vm_reservation_new: "
-				       "mmap %zu bytes", size);
+				       "addr %p + size %zu: no such range of "
+				       "address space", addr, size);
 	}
 	rsv->size = size;
 	*rsv_ptr = rsv;
@@ -271,8 +283,9 @@ int pmem2_vm_reservation_extend(struct pmem2_vm_reservation *rsv, size_t size)
 				 "not free", size, (void *)end);
 	if (ret)
 		return pmem2_err_errno(-ret, "pmem2_vm_reservation_extend: "
-				       "mmap %zu bytes at %p", size,
-				       (void *)end);
+				       "size %zu after the reservation's end "
+				       "%p: no such range of address space",
+				       size, (void *)end);
 	return 0;
 }
 
@@ -512,12 +525,6 @@ int pmem2_vm_reservation_map_remove(struct pmem2_map *map)
 	memmove(&rsv->maps[i], &rsv->maps[i + 1],
 		(rsv->nmaps - i - 1) * sizeof(rsv->maps[0]));
 	rsv->nmaps--;
-	/*
-	 * Out of the registry too before the range can be mapped again: a
-	 * pmem2_map_new() there would otherwise find this map still
-	 * registered (PMEM2_E_MAP_EXISTS) until pmem2_map_delete() ends.
-	 */
-	pmem2_map_unregister(map);
 	pthread_rwlock_unlock(&rsv->lock);
 	return 0;
 }

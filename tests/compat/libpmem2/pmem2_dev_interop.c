@@ -14,6 +14,7 @@
  *
  *   pmem2_dev_interop DIR    (a directory for its scratch file)
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,8 +76,11 @@ static void badblocks(struct pmem2_source *src, int fd, const char *name)
 	char label[64], buf[4096];
 
 	snprintf(label, sizeof(label), "%s_badblock_new", name);
+	errno = 0;
 	if (step(label, pmem2_badblock_context_new(&bbctx, src)))
 		return;
+	/* A call that succeeds leaves errno as it was. */
+	printf("%s_badblock_new_errno_kept %d\n", name, errno == 0);
 	snprintf(label, sizeof(label), "%s_badblock_next", name);
 	step(label, pmem2_badblock_next(bbctx, &bb));
 	printf("%s_badblock_unchanged %d\n", name, bb.offset == 7 && bb.length == 7);

@@ -12,7 +12,9 @@
  *
  *   pmem2_interop DIR    (a directory for its two scratch files)
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,9 @@ static void map_errors(struct pmem2_source *src)
 	if (map) {
 		memset(pmem2_map_get_address(map), 'p', 16);
 		pmem2_get_persist_fn(map)(pmem2_map_get_address(map), 16);
+		/* msync()ed, as any map of a file: 0 on both. */
+		step("deep_flush_private", pmem2_deep_flush(map,
+				pmem2_map_get_address(map), 16));
 		step("map_delete_private", pmem2_map_delete(&map));
 	}
 	pmem2_config_delete(&cfg);
@@ -134,7 +139,10 @@ static void map_write(struct pmem2_source *src)
 
 	pmem2_config_new(&cfg);
 	pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
+	/* A call that succeeds leaves errno as it was (MAP_SYNC refused). */
+	errno = 0;
 	map = try_map("map_shared", cfg, src);
+	printf("map_shared_errno_kept %d\n", errno == 0);
 	if (!map)
 		exit(1);
 	p = pmem2_map_get_address(map);
@@ -267,10 +275,60 @@ static void source_anon(void)
 
 		printf("anon_zero %d\n", p[0] == 0 && p[FILE_SIZE - 1] == 0);
 		pmem2_get_memset_fn(map)(p, 1, FILE_SIZE, 0);
+		/* No device under it: the deep flush did not happen. */
+		step("deep_flush_anon", pmem2_deep_flush(map, p, 100));
+		step("deep_flush_anon_outside",
+		     pmem2_deep_flush(map, p + FILE_SIZE, 1));
 		step("map_delete_anon", pmem2_map_delete(&map));
 	}
 	pmem2_config_delete(&cfg);
 	step("source_delete_anon", pmem2_source_delete(&src));
+}
+
+/*
+ * The offset of an anonymous source is checked as a file's is (the map
+ * starts at the source's start all the same); an empty one, or one too
+ * big for any address space, is refused.
+ */
+static void anon_offsets(void)
+{
+	static const size_t offsets[] = { 0, 4096, 8192, (size_t)1 << 30, 1,
+					  4095 };
+	struct pmem2_source *src;
+	struct pmem2_config *cfg;
+	struct pmem2_map *map;
+	char what[64];
+
+	pmem2_config_new(&cfg);
+	pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
+	pmem2_source_from_anon(&src, 0);
+	try_map("map_anon_empty", cfg, src);
+	pmem2_source_delete(&src);
+	pmem2_source_from_anon(&src, 4097);
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		pmem2_config_set_offset(cfg, offsets[i]);
+		snprintf(what, sizeof(what), "map_anon_4097_offset_%zu",
+			 offsets[i]);
+		map = try_map(what, cfg, src);
+		if (map)
+			pmem2_map_delete(&map);
+	}
+	pmem2_config_set_offset(cfg, 4096);
+	pmem2_config_set_length(cfg, 4096);
+	try_map("map_anon_4097_offset_4096_length_4096", cfg, src);
+	pmem2_config_set_offset(cfg, 0);
+	map = try_map("map_anon_4097_length_4096", cfg, src);
+	if (map)
+		pmem2_map_delete(&map);
+	pmem2_source_delete(&src);
+	pmem2_config_set_length(cfg, 0);
+	pmem2_source_from_anon(&src, SIZE_MAX & ~(size_t)4095);
+	try_map("map_anon_size_max", cfg, src);
+	pmem2_source_delete(&src);
+	pmem2_source_from_anon(&src, SIZE_MAX - ((size_t)2 << 20) + 4097);
+	try_map("map_anon_size_max_less_2m", cfg, src);
+	pmem2_source_delete(&src);
+	pmem2_config_delete(&cfg);
 }
 
 static void from_existing(void)
@@ -286,13 +344,45 @@ static void from_existing(void)
 	       pmem2_map_get_size(map),
 	       (int)pmem2_map_get_store_granularity(map),
 	       pmem2_map_get_address(map) == (void *)buf);
+	/* A failure leaves *map as it was. */
+	again = (struct pmem2_map *)1;
 	step("from_existing_again", pmem2_map_from_existing(&again, src, buf,
 			sizeof(buf), PMEM2_GRANULARITY_CACHE_LINE));
+	printf("from_existing_again_untouched %d\n",
+	       again == (struct pmem2_map *)1);
 	step("from_existing_overlap", pmem2_map_from_existing(&again, src,
 			buf + 4096, 4096, PMEM2_GRANULARITY_BYTE));
+	printf("from_existing_overlap_untouched %d\n",
+	       again == (struct pmem2_map *)1);
 	pmem2_get_memcpy_fn(map)(buf, "existing", 8, 0);
 	step("map_delete_existing", pmem2_map_delete(&map));
 	printf("buffer_kept %.8s\n", buf);
+
+	/*
+	 * An empty map: the point at its address. Its delete is not
+	 * compared: PMDK cannot find it again (PMEM2_E_MAPPING_NOT_FOUND,
+	 * the map is never freed), the drop-in deletes it.
+	 */
+	step("from_existing_empty", pmem2_map_from_existing(&map, src, buf, 0,
+			PMEM2_GRANULARITY_PAGE));
+	printf("empty size %zu\n", pmem2_map_get_size(map));
+	step("from_existing_at_empty", pmem2_map_from_existing(&again, src,
+			buf, sizeof(buf), PMEM2_GRANULARITY_PAGE));
+	step("map_delete_at_empty", pmem2_map_delete(&again));
+	pmem2_map_delete(&map);
+
+	/*
+	 * The deep flush of anonymous memory: nothing to push it to (BYTE);
+	 * a PAGE map's persist was its msync(), all a deep flush does there.
+	 */
+	pmem2_map_from_existing(&map, src, buf, sizeof(buf),
+				PMEM2_GRANULARITY_BYTE);
+	step("deep_flush_existing_anon_byte", pmem2_deep_flush(map, buf, 10));
+	pmem2_map_delete(&map);
+	pmem2_map_from_existing(&map, src, buf, sizeof(buf),
+				PMEM2_GRANULARITY_PAGE);
+	step("deep_flush_existing_anon_page", pmem2_deep_flush(map, buf, 10));
+	pmem2_map_delete(&map);
 	pmem2_source_delete(&src);
 }
 
@@ -306,6 +396,7 @@ int main(int argc, char **argv)
 	config_errors();
 	source_file(argv[1]);
 	source_anon();
+	anon_offsets();
 	from_existing();
 	printf("done\n");
 	return 0;

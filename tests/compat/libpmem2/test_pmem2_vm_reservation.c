@@ -166,6 +166,55 @@ static void test_new_sizes(void **state)
 	assert_false(taken(addr, HUGE + PAGE));
 }
 
+/*
+ * A size whose alignment slack, or whose end, would wrap past the top of
+ * the address space: -ENOMEM, what mmap() says of a length no process can
+ * have, and nothing reserved. (PMDK 1.12.1 reserves 1 GiB for SIZE_MAX -
+ * 4095 and shows the whole size: a map into it lands on other memory.)
+ */
+static void test_sizes_that_wrap(void **state)
+{
+	static const size_t sizes[] = {
+		SIZE_MAX & ~(PAGE - 1),			/* + 2 MiB wraps */
+		(SIZE_MAX & ~(PAGE - 1)) - HUGE + PAGE,	/* to 0 exactly */
+		(size_t)1 << 62,			/* no wrap, too big */
+	};
+	struct pmem2_vm_reservation *rsv;
+	char *base;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		rsv = (void *)1;
+		assert_int_equal(pmem2_vm_reservation_new(&rsv, NULL, sizes[i]),
+				 -ENOMEM);
+		assert_null(rsv);
+		assert_true(msg_has("no such range of address space"));
+	}
+	/* At an address: its end wraps. */
+	rsv = (void *)1;
+	assert_int_equal(pmem2_vm_reservation_new(&rsv, (void *)(64 * HUGE),
+						  sizes[0]), -ENOMEM);
+	assert_null(rsv);
+
+	/* An extension that would wrap: refused, the reservation as it was. */
+	assert_int_equal(pmem2_vm_reservation_new(&rsv, NULL, 4 * PAGE), 0);
+	base = pmem2_vm_reservation_get_address(rsv);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(pmem2_vm_reservation_extend(rsv, sizes[i]),
+				 -ENOMEM);
+		assert_true(msg_has("pmem2_vm_reservation_extend: size"));
+		assert_int_equal(pmem2_vm_reservation_get_size(rsv), 4 * PAGE);
+		assert_ptr_equal(pmem2_vm_reservation_get_address(rsv), base);
+	}
+	/* A shrink whose end wraps is past the end (PMDK: NOSUPP). */
+	assert_int_equal(pmem2_vm_reservation_shrink(rsv, PAGE, sizes[0]),
+			 PMEM2_E_LENGTH_OUT_OF_RANGE);
+	assert_int_equal(pmem2_vm_reservation_get_size(rsv), 4 * PAGE);
+	assert_true(taken(base, 4 * PAGE));
+	assert_int_equal(pmem2_vm_reservation_delete(&rsv), 0);
+	assert_false(taken(base, 4 * PAGE));
+}
+
 static void test_map_errors(void **state)
 {
 	struct pmem2_vm_reservation *rsv;
@@ -591,6 +640,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_errors),
 		cmocka_unit_test(test_new_sizes),
+		cmocka_unit_test(test_sizes_that_wrap),
 		cmocka_unit_test(test_map_errors),
 		cmocka_unit_test(test_failed_map_keeps_placeholder),
 		cmocka_unit_test(test_find),
