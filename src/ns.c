@@ -33,6 +33,7 @@
 
 #define PAGE 4096u
 #define HUGE_2M (2u << 20)
+#define HUGE_1G ((size_t)1 << 30)
 
 struct ntm_ns {
 	void *base;		/* aligned start of the namespace */
@@ -91,40 +92,42 @@ static int sysfs_read_u64(const char *path, uint64_t *out)
 }
 
 /*
- * Map @len bytes of @fd (or anonymous memory when @fd < 0) at an address
- * aligned to @align, so 2 MiB and 1 GiB namespaces can use huge mappings.
- * A mapping of 2 MiB or more starts on a 2 MiB boundary whatever @align
- * says: the kernel maps a DAX file or a transparent huge page with one
- * PMD only where the virtual address is as aligned as the page, and a
- * random access over many 4 KiB TLB entries costs a page walk each.
+ * Map @len bytes of @fd (or anonymous memory when @fd < 0) where PMDK
+ * places a pool or a pmem_map_file() mapping: len + A bytes of address
+ * space are reserved wherever the kernel likes, the mapping goes at the
+ * first address in them aligned to A, and the rest is given back. A is 2
+ * MiB, 1 GiB from 2 GiB on (PMDK's util_map_hint()), or @align when that
+ * is larger (a devdax device's). So every mapping can use huge pages
+ * (the kernel maps a DAX file or a transparent huge page with one PMD
+ * only where the virtual address is as aligned as the page, and a random
+ * access over many 4 KiB TLB entries costs a page walk each), and a
+ * program written against PMDK finds the same free room around it: up to
+ * A bytes above it, which PMDK's own tests map into (a mapping that ended
+ * where the next began made them fail "cannot map files in memory
+ * order").
  *
- * Never at an address that another thread may hold. The first try maps
- * wherever the kernel likes: it replaces nothing, and a file that cannot
- * be mapped (MAP_SYNC off DAX, a device without mmap) fails right there,
- * having changed nothing. A first try that landed on an aligned address
- * is kept. Otherwise it is given back, len + align bytes of address space
- * are reserved, and the file is mapped with MAP_FIXED over the aligned
- * part: MAP_FIXED then replaces only this call's own reservation. Should
- * that still fail (no memory), the kernel may have freed the middle of the
- * reservation already and another thread may have mapped there since, so
- * only the slack on both sides, which is ours whatever happened, is
- * unmapped.
+ * Never at an address that another thread may hold: the file is mapped
+ * with MAP_FIXED over the call's own reservation, and MAP_FIXED replaces
+ * only that. A file that cannot be mapped (MAP_SYNC off DAX, a device
+ * without mmap) is refused before the kernel touches the reservation.
+ * Should the mapping still fail (no memory), the kernel may have freed
+ * the middle of the reservation already and another thread may have
+ * mapped there since, so only the slack on both sides, which is ours
+ * whatever happened, is unmapped.
  */
 static int map_aligned(struct ntm_ns *ns, int fd, size_t len, size_t align,
 		       int prot, int flags)
 {
-	size_t addr_align = len >= HUGE_2M && align < HUGE_2M ? HUGE_2M : align;
+	size_t addr_align = len >= 2 * HUGE_1G ? HUGE_1G : HUGE_2M;
 	uint8_t *res, *want, *got;
+	size_t res_len;
 	int err = 0;
 
-	got = mmap(NULL, len, prot, flags, fd, 0);
-	if (got == MAP_FAILED)
-		return -errno;
-	if ((uintptr_t)got % addr_align == 0)
-		goto mapped;
-	munmap(got, len);
-
-	res = mmap(NULL, len + addr_align, PROT_NONE,
+	if (align > addr_align)
+		addr_align = align;
+	if (__builtin_add_overflow(len, addr_align, &res_len))
+		return -ENOMEM;
+	res = mmap(NULL, res_len, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
 		return -errno;
@@ -135,11 +138,10 @@ static int map_aligned(struct ntm_ns *ns, int fd, size_t len, size_t align,
 		err = -errno;
 	if (want > res)
 		munmap(res, (size_t)(want - res));
-	if (res + len + addr_align > want + len)
-		munmap(want + len, (size_t)(res + addr_align - want));
+	if (res + res_len > want + len)
+		munmap(want + len, (size_t)(res + res_len - (want + len)));
 	if (err)
 		return err;
-mapped:
 	ns->map = ns->base = got;
 	ns->map_len = len;
 	return 0;
