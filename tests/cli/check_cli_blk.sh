@@ -257,32 +257,30 @@ if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["badblocks"]
 # every update of the list is atomic against the others, so all twenty
 # are listed (12-18 were, when each read, changed and renamed the list
 # with no lock). Then ten clear theirs while ten more inject.
-pids=""
-for i in $(seq 0 19); do
-	"$ntmem" blk inject-error "$ns" --sector $((1000 + 4 * i)) \
-		>/dev/null 2>>"$tmp/inject.err" &
+# bg SUB SECTOR: `ntmem blk SUB` of one sector, in the background.
+bg() {
+	"$ntmem" blk "$1" "$ns" --sector "$2" >/dev/null 2>>"$tmp/inject.err" &
 	pids="$pids $!"
-done
-rc=0
-for p in $pids; do wait "$p" || rc=1; done
-[ "$rc" -eq 0 ] && ok "20 concurrent inject-error: all exit 0" ||
-	{ bad "20 concurrent inject-error: one failed"; sed 's/^/# /' "$tmp/inject.err"; }
+}
+# all_exit_0 DESC: every bg command since the last call exited 0.
+all_exit_0() {
+	rc=0
+	for p in $pids; do wait "$p" || rc=1; done
+	pids=""
+	if [ "$rc" -eq 0 ]; then ok "$1: all exit 0"; else
+		bad "$1: one failed"; sed 's/^/# /' "$tmp/inject.err"; fi
+}
+pids=""
+for i in $(seq 0 19); do bg inject-error $((1000 + 4 * i)); done
+all_exit_0 "20 concurrent inject-error"
 expect 0 "badblocks after 20 concurrent injects" "$ntmem" blk badblocks "$ns"
 if [ "$(wc -l <"$out")" -eq 20 ]; then ok "20 concurrent injects: 20 listed"
 else bad "20 concurrent injects: $(wc -l <"$out") listed"; sed 's/^/# /' "$out"; fi
-pids=""
 for i in $(seq 0 9); do
-	"$ntmem" blk clear-error "$ns" --sector $((1000 + 4 * i)) \
-		>/dev/null 2>>"$tmp/inject.err" &
-	pids="$pids $!"
-	"$ntmem" blk inject-error "$ns" --sector $((2000 + 4 * i)) \
-		>/dev/null 2>>"$tmp/inject.err" &
-	pids="$pids $!"
+	bg clear-error $((1000 + 4 * i))
+	bg inject-error $((2000 + 4 * i))
 done
-rc=0
-for p in $pids; do wait "$p" || rc=1; done
-[ "$rc" -eq 0 ] && ok "10 clears racing 10 injects: all exit 0" ||
-	{ bad "10 clears racing 10 injects: one failed"; sed 's/^/# /' "$tmp/inject.err"; }
+all_exit_0 "10 clears racing 10 injects"
 expect 0 "badblocks after the race" "$ntmem" blk badblocks "$ns"
 want=$(for i in $(seq 10 19); do echo "$((1000 + 4 * i)) 1"; done
 	for i in $(seq 0 9); do echo "$((2000 + 4 * i)) 1"; done)
