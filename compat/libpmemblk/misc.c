@@ -12,9 +12,20 @@
  *                         shutdown state (ntmem-libpmemblk(7))
  *   copy_on_write.at_open, prefault.at_create, prefault.at_open
  *                         accepted, recorded, no effect
+ *
+ * As PMDK, the library sets them when it is loaded from PMEMBLK_CONF
+ * ("name=value;name=value", no blanks) and then from the file
+ * PMEMBLK_CONF_FILE names (the same, '#' starting a comment to the end
+ * of the line, blanks ignored); a value is a boolean whose first
+ * character is 1, y or Y, or 0, n or N. An unknown name or value is
+ * passed over, as PMDK passes it over at load. An entry that is not
+ * name=value makes PMDK abort the program; here it is passed over with
+ * one line on stderr naming it (ntmem-libpmemblk(7)).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,8 +162,116 @@ int pmemblk_ctl_exec(PMEMblkpool *pbp, const char *name, void *arg)
 	return ctl_query(name, CTL_EXEC, arg);
 }
 
+/* PMDK's boolean: 1, y or Y on; 0, n or N off (the first character). */
+static int parse_boolean(const char *v, int *out)
+{
+	switch (v[0]) {
+	case '1': case 'y': case 'Y':
+		*out = 1;
+		return 0;
+	case '0': case 'n': case 'N':
+		*out = 0;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Apply the configuration @text (from @where: the variable or the file
+ * named), entries separated by ';'. Changed in place.
+ */
+static void load_config(char *text, const char *where)
+{
+	char *save = NULL;
+
+	for (char *q = strtok_r(text, ";", &save); q;
+	     q = strtok_r(NULL, ";", &save)) {
+		char *eq = strchr(q, '='), *name = q, *value;
+		int v;
+
+		if (!eq || eq == q || !eq[1] || strchr(eq + 1, '=')) {
+			fprintf(stderr, "ntmem libpmemblk: %s: entry '%s' is "
+				"not name=value: passed over\n", where, q);
+			continue;
+		}
+		*eq = '\0';
+		value = eq + 1;
+		for (size_t i = 0; i < sizeof(ctls) / sizeof(*ctls); i++)
+			if (!strcmp(name, ctls[i].name) &&
+			    parse_boolean(value, &v) == 0)
+				*ctls[i].value = v;
+	}
+}
+
+/*
+ * PMEMBLK_CONF_FILE's text: comments and blanks dropped, at most 1 MiB
+ * read (PMDK's limit). NULL, said on stderr, if it cannot be read (PMDK
+ * aborts the program).
+ */
+static char *config_file_text(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *text = strdup("");
+	size_t len = 0, cap = 1;
+	bool comment = false;
+	int c;
+
+	if (!f || !text) {
+		fprintf(stderr, "ntmem libpmemblk: PMEMBLK_CONF_FILE '%s' cannot "
+			"be read (%s): passed over\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	while ((c = fgetc(f)) != EOF && len < (1u << 20)) {
+		if (c == '#')
+			comment = true;
+		else if (c == '\n')
+			comment = false;
+		if (comment || c == '#' || isspace(c))
+			continue;
+		if (len + 2 > cap) {
+			char *t = realloc(text, cap ? 2 * cap : 256);
+
+			if (!t)
+				break;
+			text = t;
+			cap = cap ? 2 * cap : 256;
+		}
+		text[len++] = (char)c;
+		text[len] = '\0';
+	}
+	fclose(f);
+	return text;
+}
+
+/* The ctl values PMEMBLK_CONF and PMEMBLK_CONF_FILE set, in that order. */
+static void load_configs(void)
+{
+	const char *env = getenv("PMEMBLK_CONF");
+	const char *file = getenv("PMEMBLK_CONF_FILE");
+
+	if (env) {
+		char *copy = strdup(env);
+
+		if (copy)
+			load_config(copy, "PMEMBLK_CONF");
+		free(copy);
+	}
+	if (file && *file) {
+		char *text = config_file_text(file);
+
+		if (text)
+			load_config(text, file);
+		free(text);
+	}
+}
+
 __attribute__((constructor)) static void pmemblk_compat_init(void)
 {
+	load_configs();
 	/* ntmem's rule: "yes" is on here as in the library (ntm_verbose()). */
 	blk_ctl_verbose = ntm_verbose();
 	if (blk_ctl_verbose)

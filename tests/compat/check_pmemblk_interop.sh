@@ -19,6 +19,7 @@
 #   - `pmempool info` and `pmempool check` exit 0 on ntmem's pools, check
 #     says "consistent"; the BTT info block's fields (offsets, counts,
 #     sizes, flags) are those PMDK writes for the same geometry;
+#   - PMEMBLK_CONF and PMEMBLK_CONF_FILE set the same ctl values on both;
 #   - `pmempool info` on a pool PMDK never opened (fresh and written);
 #   - a pool created over a file of random bytes (zero header page): both
 #     libraries' pmemblk_check() say consistent, it reads zeros and moves;
@@ -142,6 +143,40 @@ for geo in "512 $min" "4096 $min" "4096 67108864" "512 20983865"; do
 	fi
 	rm -f "$a" "$b" "$c"
 done
+
+# --- PMEMBLK_CONF and PMEMBLK_CONF_FILE ----------------------------------
+
+# Both libraries set the ctl values from them when loaded, the same way
+# (PMDK's own test framework sets fallocate.at_create=0: a create over a
+# sparse 512 GiB file then allocates nothing). Unknown names and values
+# are passed over by both.
+printf '# comment\nprefault.at_open = y ;# more\n sds.at_create=n\n' \
+	>"$tmp/blk.conf"
+for conf in "fallocate.at_create=0;" "prefault.at_create=1;copy_on_write.at_open=Yes" \
+	"fallocate.at_create=n;nosuch.query=1;sds.at_create=maybe" "" "file"; do
+	if [ "$conf" = file ]; then
+		set -- env -u PMEMBLK_CONF PMEMBLK_CONF_FILE="$tmp/blk.conf"
+	else
+		set -- env PMEMBLK_CONF="$conf"
+	fi
+	"$@" "$ntm" ctl >"$tmp/ctl.ntmem" 2>&1
+	"$@" env -u LD_LIBRARY_PATH -u LD_PRELOAD "$pmdk" ctl >"$tmp/ctl.pmdk" 2>&1
+	if cmp -s "$tmp/ctl.ntmem" "$tmp/ctl.pmdk"; then
+		ok "PMEMBLK_CONF '$conf': the same ctl values as PMDK's"
+	else
+		bad "PMEMBLK_CONF '$conf': ctl values differ (- PMDK, + ntmem)"
+		diff -u "$tmp/ctl.pmdk" "$tmp/ctl.ntmem" | sed 's/^/# /'
+	fi
+done
+# An entry that is not name=value: PMDK aborts the program at load;
+# ntmem passes it over, saying so, and takes the rest.
+expect 0 "PMEMBLK_CONF with an entry that is not name=value" \
+	env PMEMBLK_CONF="fallocate.at_create;sds.at_create=0" "$ntm" ctl
+err_names "entry 'fallocate.at_create' is not name=value" \
+	"the bad entry is named"
+grep -q "^sds.at_create 0\$" "$out" && ok "the entry after it is taken" ||
+	bad "the entry after the bad one was not taken"
+rm -f "$tmp/blk.conf" "$tmp/ctl.ntmem" "$tmp/ctl.pmdk"
 
 # --- pools only ntmem touched, as pmempool sees them ---------------------
 

@@ -16,6 +16,8 @@
  *   zero PATH LBA / error PATH LBA   pmemblk_set_zero / pmemblk_set_error
  *   check PATH                pmemblk_check(): exit 0 consistent (1),
  *                             3 inconsistent (0), 4 error (-1)
+ *   ctl                       every ctl value, "name value" per line (as
+ *                             PMEMBLK_CONF and PMEMBLK_CONF_FILE set them)
  * Any failure prints pmemblk_errormsg() and exits 1.
  */
 #define _GNU_SOURCE
@@ -104,6 +106,22 @@ int main(int argc, char **argv)
 		printf("%s\n", info.dli_fname);
 		return 0;
 	}
+	if (!strcmp(cmd, "ctl") && argc == 2) {
+		static const char *const names[] = {
+			"prefault.at_create", "prefault.at_open",
+			"fallocate.at_create", "copy_on_write.at_open",
+			"sds.at_create",
+		};
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			int v = -1;
+
+			if (pmemblk_ctl_get(NULL, names[i], &v))
+				return die(names[i]);
+			printf("%s %d\n", names[i], v);
+		}
+		return 0;
+	}
 	if (!strcmp(cmd, "create") && argc == 5) {
 		PMEMblkpool *p = pmemblk_create(argv[2], strtoull(argv[3], 0, 0),
 						strtoull(argv[4], 0, 0), 0644);
@@ -142,6 +160,6 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: pmemblk_tool which | create PATH BSIZE SIZE | "
 		"write PATH SEED STEP | verify PATH SEED STEP OLD | "
-		"zero|error PATH LBA | check PATH\n");
+		"zero|error PATH LBA | check PATH | ctl\n");
 	return 1;
 }
