@@ -37,6 +37,11 @@ check_pkgs="$check_pkgs abigail-tools mandoc"
 # libpmemobj-dev: PMDK's libpmemobj, on Debian's libpmem and on the
 # drop-in (make check-kernel's libpmemobj program, tests/kernel).
 check_pkgs="$check_pkgs libpmemobj-dev"
+# valgrind: its headers give the library the client requests that tell
+# memcheck and helgrind what they cannot know (src/valgrind/), and the
+# tool runs the drop-in under them as PMDK's own tests do
+# (tests/compat/check_valgrind.sh).
+check_pkgs="$check_pkgs valgrind"
 # libpmem2-dev: PMDK's libpmem2.h and libpmem2.so.1 (libpmem2-dev brings
 # the library), to build programs against PMDK's header and run them on
 # the libpmem2 drop-in and on PMDK side by side.
@@ -58,8 +63,9 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # make check-deb: lintian on the packages, mandoc to render the installed
 # pages, and libpmem-dev, libpmemblk-dev for PMDK's headers (a program
 # built against them runs on the drop-in package); libpmemobj-dev builds
-# ntmem-tools' libpmemobj workload of ntmem bench check.
-deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev libpmem2-dev"
+# ntmem-tools' libpmemobj workload of ntmem bench check; valgrind: its
+# headers (Build-Depends: the client requests of src/valgrind/).
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev libpmem2-dev valgrind"
 
 # make check-kernel (scripts/kernel-check.sh): qemu-system-x86 boots
 # linux-image-cloud-amd64 (installed into /boot and /lib/modules, read

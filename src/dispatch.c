@@ -19,6 +19,7 @@
 #include "error.h"
 #include "flush.h"
 #include "ntmem.h"
+#include "ntm_valgrind.h"	/* valgrind/: the table, unchecked */
 #include "ntmem/embed.h"
 #include "persist_domain.h"
 #include "variant_impl.h"
@@ -169,6 +170,17 @@ static void choose(void)
 	struct ntm_env env;
 	const struct ntm_variant *best;
 	int isa_cap, flush_cap;
+
+	/*
+	 * The table is written here, once, and published with a release
+	 * store that every reader's acquire load pairs with; the entries'
+	 * bindings are relaxed atomics. helgrind models neither, and took
+	 * every later read for a race: these are not for it to check.
+	 */
+	NTM_VG_UNCHECKED(&chosen, sizeof(chosen));
+	NTM_VG_UNCHECKED(&ntm_dispatch_published,
+			 sizeof(ntm_dispatch_published));
+	NTM_VG_UNCHECKED(&ntm_bound, sizeof(ntm_bound));
 
 	ntm_env_read(&env);
 	pthread_mutex_lock(&caps_lock);

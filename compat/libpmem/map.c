@@ -36,6 +36,7 @@
 #include "compat.h"
 #include "include/libpmem.h"
 #include "interval.h"	/* src/interval/: the registry's table */
+#include "ntm_valgrind.h"	/* src/valgrind/: memcheck and msync() */
 #include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
@@ -517,6 +518,7 @@ int pmem_msync(const void *addr, size_t len)
 {
 	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
 	char path[PATH_MAX];
+	int ret;
 
 	if (no_durable_path(addr, path, sizeof(path))) {
 		pmem_set_error("msync %p+%zu: devdax '%s' is on an asynchronous "
@@ -527,8 +529,15 @@ int pmem_msync(const void *addr, size_t len)
 		return -1;
 	}
 
-	/* msync() wants a page-aligned start: widen the range down to it. */
-	if (msync((void *)start, len + ((uintptr_t)addr - start), MS_SYNC)) {
+	/*
+	 * msync() wants a page-aligned start: widen the range down to it.
+	 * The rest of those pages may be what the program told memcheck is
+	 * not addressable (libpmemobj marks its pool so): no error of its.
+	 */
+	NTM_VG_QUIET_BEGIN();
+	ret = msync((void *)start, len + ((uintptr_t)addr - start), MS_SYNC);
+	NTM_VG_QUIET_END();
+	if (ret) {
 		pmem_set_error("msync %p+%zu: %s", addr, len, strerror(errno));
 		return -1;
 	}
