@@ -82,7 +82,8 @@ struct diff_run {
  * (main thread: the shared objects checked against every thread's
  * model). At the end thread_fini of every thread (main thread: close and
  * check everything the thread had) and run_fini. 0 or -1 (the run
- * cannot go on: said on stderr).
+ * cannot go on: said on stderr). A library with nothing to do between
+ * rounds leaves round_begin and round_end NULL.
  */
 struct diff_lib {
 	const char *name;

@@ -207,7 +207,7 @@ static int run_rounds(struct diff_run *run)
 	for (unsigned r = 0; r < run->rounds; r++) {
 		main_t->round = r;
 		for (size_t l = 0; l < NLIBS; l++)
-			if ((run->libs & libs[l]->bit) &&
+			if ((run->libs & libs[l]->bit) && libs[l]->round_begin &&
 			    libs[l]->round_begin(main_t, r)) {
 				free(th);
 				return -1;
@@ -225,7 +225,7 @@ static int run_rounds(struct diff_run *run)
 			pthread_join(th[i], NULL);
 		pthread_barrier_destroy(&run->start);
 		for (size_t l = 0; l < NLIBS; l++)
-			if (run->libs & libs[l]->bit)
+			if ((run->libs & libs[l]->bit) && libs[l]->round_end)
 				libs[l]->round_end(main_t, r);
 	}
 	free(th);

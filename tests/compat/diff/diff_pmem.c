@@ -357,12 +357,6 @@ static int pmem_run_init(struct diff_run *run)
 	return 0;
 }
 
-static int pmem_round_begin(struct diff_thread *main_t, unsigned round)
-{
-	(void)main_t, (void)round;
-	return 0;
-}
-
 static int pmem_thread_init(struct diff_thread *t)
 {
 	t->pmem = calloc(1, sizeof(*t->pmem));
@@ -476,7 +470,6 @@ const struct diff_lib diff_pmem_lib = {
 	.name = "pmem",
 	.bit = DIFF_LIB_PMEM,
 	.run_init = pmem_run_init,
-	.round_begin = pmem_round_begin,
 	.thread_init = pmem_thread_init,
 	.burst = pmem_burst,
 	.op = pmem_op,

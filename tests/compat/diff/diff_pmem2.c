@@ -617,12 +617,6 @@ static int pmem2_run_init(struct diff_run *run)
 	return 0;
 }
 
-static int pmem2_round_begin(struct diff_thread *main_t, unsigned round)
-{
-	(void)main_t, (void)round;
-	return 0;
-}
-
 static int pmem2_thread_init(struct diff_thread *t)
 {
 	struct diff_pmem2 *p = calloc(1, sizeof(*p));
@@ -718,11 +712,6 @@ static void pmem2_op(struct diff_thread *t)
 	}
 }
 
-static void pmem2_round_end(struct diff_thread *main_t, unsigned round)
-{
-	(void)main_t, (void)round;
-}
-
 static void pmem2_thread_fini(struct diff_thread *t)
 {
 	struct diff_pmem2 *p = t->pmem2;
@@ -774,11 +763,9 @@ const struct diff_lib diff_pmem2_lib = {
 	.name = "pmem2",
 	.bit = DIFF_LIB_PMEM2,
 	.run_init = pmem2_run_init,
-	.round_begin = pmem2_round_begin,
 	.thread_init = pmem2_thread_init,
 	.burst = pmem2_burst,
 	.op = pmem2_op,
-	.round_end = pmem2_round_end,
 	.thread_fini = pmem2_thread_fini,
 	.run_fini = pmem2_run_fini,
 };
