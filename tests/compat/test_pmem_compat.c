@@ -1301,7 +1301,8 @@ static void test_map_threads(void **state)
 			continue;
 		for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
 			for (size_t l = 0; l < ARRAY_SIZE(lens); l++)
-				map_threads_in(where[w], counts[c], lens[l], 150);
+				map_threads_in(where[w], counts[c], lens[l],
+					       tu_map_thread_rounds(150));
 	}
 }
 

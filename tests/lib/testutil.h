@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -55,6 +56,21 @@ static inline size_t tu_first_diff(const unsigned char *a,
 		if (a[i] != b[i])
 			return i;
 	return n;
+}
+
+/*
+ * Rounds of a threaded mapping test: @full, or NTMEM_MAP_THREAD_ROUNDS
+ * when set (the sanitizer builds run fewer: ThreadSanitizer's munmap()
+ * walks its metadata of every byte unmapped, and each mapping gives back
+ * up to 2 MiB of the reservation it was placed in; a race shows in the
+ * first rounds as in the last).
+ */
+static inline unsigned tu_map_thread_rounds(unsigned full)
+{
+	const char *env = getenv("NTMEM_MAP_THREAD_ROUNDS");
+	long n = env && *env ? strtol(env, NULL, 10) : 0;
+
+	return n > 0 ? (unsigned)n : full;
 }
 
 static inline size_t tu_page_size(void)

@@ -230,7 +230,8 @@ static void test_ns_map(void **state)
 				for (unsigned i = 0; i < counts[c]; i++) {
 					m[i] = (struct ns_mapper){
 						.len = lens[l], .id = i + 1,
-						.rounds = 300, .start = &start,
+						.rounds = tu_map_thread_rounds(300),
+						.start = &start,
 						.v = &v };
 					snprintf(m[i].path, sizeof(m[i].path),
 						 "%s/ns-%u", where[w], i);
