@@ -370,6 +370,8 @@ static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 /* What ntm_ns_open() and ntm_ns_open_fd() take. */
 #define OPEN_FLAGS (NTM_NS_READONLY | NTM_NS_EMULATE | NTM_NS_ANY_SIZE)
 
+static enum ntm_watch_rule watch_rule(const struct ntm_ns *ns);
+
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
 	bool ro = flags & NTM_NS_READONLY;
@@ -466,7 +468,7 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 	}
 	ns->domain = initial_domain(ns, &st);
 	if (!ro)
-		ntm_watch_map(ns->base, ns->size, ns->path, 0);
+		ntm_watch_map(ns->base, ns->size, ns->path, 0, watch_rule(ns));
 	*out = ns;
 	return 0;
 }
@@ -529,7 +531,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
 	ns->temporary = flags & NTM_NS_TEMPORARY;
-	ntm_watch_map(ns->base, ns->size, ns->path, 0);
+	ntm_watch_map(ns->base, ns->size, ns->path, 0, watch_rule(ns));
 	*out = ns;
 	return 0;
 
@@ -674,6 +676,16 @@ bool ntm_ns_persist_beyond_cpu(const struct ntm_ns *ns)
 }
 
 /*
+ * How ntmem check judges the namespace's stores: by the kernel's msync()
+ * where persist() ends in one, by write-backs and fences elsewhere.
+ */
+static enum ntm_watch_rule watch_rule(const struct ntm_ns *ns)
+{
+	return ntm_ns_persist_beyond_cpu(ns) && ns->kind != NTM_NS_DEVDAX ?
+	       NTM_WATCH_RULE_SYNC : NTM_WATCH_RULE_CPU;
+}
+
+/*
  * Make the stores in @ns, an asynchronous (virtio-pmem) devdax namespace,
  * durable: they are in the host's page cache, which only a flush request
  * writes out. A device has no fsync() to send one (msync() of it fails),
@@ -737,6 +749,7 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
 			return ntm_error(-errno, "range %p+%zu: msync failed", p, n);
+		ntm_watch_synced(p, n);
 	}
 	return 0;
 }

@@ -420,6 +420,10 @@ void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		goto out_undo;
 	}
 	close(fd);
+	/* The program is told it is pmem: it persists with write-backs. */
+	if (pmem_env_is_pmem_force() == 1)
+		ntm_watch_rule(ntm_ns_base(ns), ntm_ns_size(ns),
+			       NTM_WATCH_RULE_CPU);
 	if (mapped_lenp)
 		*mapped_lenp = ntm_ns_size(ns);
 	/* As PMDK: the answer pmem_is_pmem() gives, PMEM_IS_PMEM_FORCE too. */
@@ -469,6 +473,8 @@ int pmem_is_pmem(const void *addr, size_t len)
 
 	if (len == 0 || __builtin_add_overflow(a, len, &e))
 		return 0;
+	/* A program asks before it persists a mapping of its own. */
+	ntm_watch_touch(addr, len);
 	if (force >= 0)
 		return force;
 	/* Every byte in registered pmem ranges; adjacent ones may add up. */

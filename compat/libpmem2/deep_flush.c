@@ -30,6 +30,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "watch.h"	/* src/watch/: ntmem check's hooks */
+
 #include "pmem2.h"
 
 static const char *sysfs_root(void)
@@ -117,9 +119,11 @@ int pmem2_deep_flush(struct pmem2_map *map, void *ptr, size_t size)
 			errno = saved_errno;
 		return ret;
 	}
-	if (map->granularity != PMEM2_GRANULARITY_PAGE &&
-	    msync((void *)start, p + size - start, MS_SYNC))
-		return pmem2_err_errno(errno, "pmem2_deep_flush: msync %p + %zu",
-				       ptr, size);
+	if (map->granularity != PMEM2_GRANULARITY_PAGE) {
+		if (msync((void *)start, p + size - start, MS_SYNC))
+			return pmem2_err_errno(errno, "pmem2_deep_flush: msync "
+					       "%p + %zu", ptr, size);
+		ntm_watch_synced(ptr, size);
+	}
 	return 0;
 }

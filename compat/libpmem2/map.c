@@ -210,7 +210,10 @@ static void watch_new_map(const struct pmem2_map *map,
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", src->fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
-	ntm_watch_map(map->addr, map->size, path, (off_t)cfg->offset);
+	/* PAGE: the program's persist is msync() (a page cache). */
+	ntm_watch_map(map->addr, map->size, path, (off_t)cfg->offset,
+		      map->granularity == PMEM2_GRANULARITY_PAGE ?
+		      NTM_WATCH_RULE_SYNC : NTM_WATCH_RULE_CPU);
 #else
 	(void)map, (void)cfg, (void)src;
 #endif

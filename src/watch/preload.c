@@ -22,6 +22,12 @@
  *     (and their contents kept) first;
  *   munmap(): the lines of a watched mapping that are not durable are
  *     reported before it goes;
+ *   mmap(): every writable shared mapping of a file is watched from its
+ *     first store on (a pmem_* call that names it later makes it the
+ *     program's pmem, whose stores are reported on: libpmemobj maps its
+ *     pool itself, as a program that persists with pmem_msync() may);
+ *   msync(), fsync(), fdatasync(), syncfs(), sync(): what they make
+ *     durable of a file behind a page cache (the kernel's rule);
  *   libpmemobj's lock functions (pmemobj_mutex_lock(), ...; libpmemobj
  *     calls them through its PLT too): the lock's 64 bytes in the pool
  *     are run-time state libpmemobj never flushes, told to the checker;
@@ -50,6 +56,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -153,6 +160,100 @@ ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 	if (o)
 		o->will_store(buf, n);
 	return real_pread64(fd, buf, n, off);
+}
+
+/* Whether mmap() with @prot and @flags made a writable shared mapping
+ * of a file. */
+static bool shared_writable(int prot, int flags, int fd)
+{
+	return fd >= 0 && (prot & PROT_WRITE) &&
+	       (flags & MAP_TYPE) != MAP_PRIVATE && !(flags & MAP_ANONYMOUS);
+}
+
+void *mmap(void *p, size_t n, int prot, int flags, int fd, off_t off)
+{
+	const struct ntm_watch_ops *o = watching();
+	static __typeof__(mmap) *real_mmap;
+	void *got;
+
+	if (!real_mmap)
+		real_mmap = (__typeof__(mmap) *)dlsym(RTLD_NEXT, "mmap");
+	if (!real_mmap) {
+		errno = ENOSYS;
+		return MAP_FAILED;
+	}
+	got = real_mmap(p, n, prot, flags, fd, off);
+	if (o && got != MAP_FAILED && shared_writable(prot, flags, fd)) {
+		int saved = errno;
+
+		o->mapped(got, n, prot, flags, fd, off);
+		errno = saved;
+	}
+	return got;
+}
+
+void *mmap64(void *p, size_t n, int prot, int flags, int fd, off64_t off)
+{
+	return mmap(p, n, prot, flags, fd, (off_t)off);
+}
+
+int msync(void *p, size_t n, int flags)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(msync);
+	int ret = real_msync(p, n, flags);
+
+	/* MS_ASYNC starts the write-out and does not wait for it. */
+	if (o && !ret && (flags & MS_SYNC)) {
+		int saved = errno;
+
+		o->synced(p, n);
+		errno = saved;
+	}
+	return ret;
+}
+
+/* After a successful fsync()-like call of @fd (-1: sync()). */
+static int file_synced(int ret, int fd, bool whole_fs)
+{
+	const struct ntm_watch_ops *o = watching();
+
+	if (o && !ret) {
+		int saved = errno;
+
+		o->file_synced(fd, whole_fs);
+		errno = saved;
+	}
+	return ret;
+}
+
+int fsync(int fd)
+{
+	REAL(fsync);
+	return file_synced(real_fsync(fd), fd, false);
+}
+
+int fdatasync(int fd)
+{
+	REAL(fdatasync);
+	return file_synced(real_fdatasync(fd), fd, false);
+}
+
+int syncfs(int fd)
+{
+	REAL(syncfs);
+	return file_synced(real_syncfs(fd), fd, true);
+}
+
+void sync(void)
+{
+	static __typeof__(sync) *real_sync;
+
+	if (!real_sync)
+		real_sync = (__typeof__(sync) *)dlsym(RTLD_NEXT, "sync");
+	if (real_sync)
+		real_sync();
+	(void)file_synced(0, -1, false);
 }
 
 int munmap(void *p, size_t n)

@@ -205,7 +205,7 @@ static void fork_child(void)
 	owner = getpid();
 	if (!fork_locked)
 		return;
-	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++)
+	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
 		while (watch_lists[l])
 			watch_page_clean(watch_lists[l]);
 	watch_perf_forget();
@@ -217,6 +217,9 @@ static const struct ntm_watch_ops ops = {
 	.signal_action = watch_signal_action,
 	.will_store = watch_will_store,
 	.will_unmap = watch_will_unmap,
+	.mapped = watch_mapped,
+	.synced = watch_program_synced,
+	.file_synced = watch_file_synced,
 	.protect = watch_protect,
 	.remap = watch_remap,
 	.ending = ending,

@@ -20,24 +20,58 @@
 
 #include "ntmem/hook.h"
 
+/*
+ * What makes a store to a watched mapping durable (ntmem-check(1),
+ * DURABILITY RULES):
+ *   CPU   its line written back (or NT-stored) and then fenced by the same
+ *         thread, or a fence alone in a cpu_cache domain: pmem (DAX with
+ *         MAP_SYNC, devdax, a file PMEM_IS_PMEM_FORCE=1 calls pmem, an
+ *         emulated namespace whose cache is its medium);
+ *   SYNC  the kernel's rule for a page cache: an msync(), fsync() or
+ *         fdatasync() covering its page that returns after it. Write-backs
+ *         and fences do nothing for it (a file on a disk or tmpfs that
+ *         nothing calls pmem; PAGE granularity in libpmem2).
+ * An msync() covering a page makes it durable under either rule: on DAX
+ * the kernel writes the page's lines back.
+ */
+enum ntm_watch_rule { NTM_WATCH_RULE_CPU, NTM_WATCH_RULE_SYNC };
+
 #ifdef NTM_RECORD
 
 /* Non-zero once the checker is on; never turned off. */
 extern int ntm_watch_on;
 
-void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off);
+void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off,
+			enum ntm_watch_rule rule);
+void ntm_watch_rule_slow(const void *p, size_t n, enum ntm_watch_rule rule);
 void ntm_watch_unmap_slow(const void *p, size_t n, const char *why);
 void ntm_watch_synced_slow(const void *p, size_t n);
+void ntm_watch_touch_slow(const void *p, size_t n);
 
 #define NTM_WATCH_ON() __builtin_expect(__atomic_load_n(&ntm_watch_on, \
 					__ATOMIC_RELAXED), 0)
 
-/* A writable mapping of @path (file offset @off) that holds pmem. */
+/*
+ * A writable shared mapping of @path (file offset @off) whose stores the
+ * program must make durable, judged by @rule.
+ */
 static inline void ntm_watch_map(void *p, size_t n, const char *path,
-				 off_t off)
+				 off_t off, enum ntm_watch_rule rule)
 {
 	if (NTM_WATCH_ON())
-		ntm_watch_map_slow(p, n, path, off);
+		ntm_watch_map_slow(p, n, path, off, rule);
+}
+
+/*
+ * The watched mapping [@p, @p + @n) is judged by @rule from now on: a
+ * library that knows better than the mapping's kind (pmem_map_file() with
+ * PMEM_IS_PMEM_FORCE=1: the program was told it is pmem).
+ */
+static inline void ntm_watch_rule(const void *p, size_t n,
+				  enum ntm_watch_rule rule)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_rule_slow(p, n, rule);
 }
 
 /*
@@ -50,11 +84,27 @@ static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
 		ntm_watch_unmap_slow(p, n, why);
 }
 
-/* msync() made the range durable (a file without DAX). */
+/*
+ * The library's msync() of the range returned: its pages are durable, and
+ * a shared file mapping it lies in is the program's pmem from now on (as
+ * ntm_watch_touch()).
+ */
 static inline void ntm_watch_synced(const void *p, size_t n)
 {
 	if (NTM_WATCH_ON())
 		ntm_watch_synced_slow(p, n);
+}
+
+/*
+ * A pmem_* call (pmem_is_pmem(), pmem_msync()) names [@p, @p + @n): the
+ * shared file mapping it lies in holds the program's pmem, to be judged
+ * (one the checker watched since its mmap() is reported on from now on;
+ * one it did not know is watched from now on).
+ */
+static inline void ntm_watch_touch(const void *p, size_t n)
+{
+	if (NTM_WATCH_ON())
+		ntm_watch_touch_slow(p, n);
 }
 
 /*
@@ -66,9 +116,20 @@ static inline void ntm_watch_synced(const void *p, size_t n)
 #else
 
 static inline void ntm_watch_map(void *p, size_t n, const char *path,
-				 off_t off)
+				 off_t off, enum ntm_watch_rule rule)
 {
-	(void)p, (void)n, (void)path, (void)off;
+	(void)p, (void)n, (void)path, (void)off, (void)rule;
+}
+
+static inline void ntm_watch_rule(const void *p, size_t n,
+				  enum ntm_watch_rule rule)
+{
+	(void)p, (void)n, (void)rule;
+}
+
+static inline void ntm_watch_touch(const void *p, size_t n)
+{
+	(void)p, (void)n;
 }
 
 static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
@@ -133,6 +194,15 @@ struct ntm_watch_ops {
 	void (*will_store)(void *p, size_t n);
 	/* munmap(p, n) is about to run. */
 	void (*will_unmap)(void *p, size_t n);
+	/* mmap() returned @p, a writable shared mapping of file @fd. */
+	void (*mapped)(void *p, size_t n, int prot, int flags, int fd,
+		       off_t off);
+	/* The program's msync(p, n, MS_SYNC) returned 0. */
+	void (*synced)(void *p, size_t n);
+	/* The program's fsync(@fd) or fdatasync(@fd) returned 0; with
+	 * @whole_fs, syncfs(@fd): every file of its file system; @fd -1:
+	 * sync(), every file. */
+	void (*file_synced)(int fd, bool whole_fs);
 	/* The program's mprotect() and mremap(), done by the checker
 	 * (which calls libc's): results and errno are the kernel's. */
 	int (*protect)(void *p, size_t n, int prot);

@@ -117,8 +117,12 @@ struct wpage {
  * pending lines but are write-protected again, and a fence passes them by
  * until a store or a write-back makes them active again (so a program
  * that leaves many lines pending does not pay for them at every fence).
+ * UNSYNCED pages belong to a mapping of the SYNC rule: no fence settles
+ * them, only an msync() or fsync() (they stay writable until then).
  */
-enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_COUNT };
+enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_UNSYNCED,
+		 LIST_COUNT };
+#define LIST_FIRST LIST_ACTIVE
 
 /* What a program's mprotect() set on a page (PROT_SET | its prot). */
 #define PROT_SET 0x40000000
@@ -129,12 +133,27 @@ struct wslot {
 	int prot;		/* 0: the range's; else PROT_SET | the program's */
 };
 
+/* What a watched mapping is, kept by each piece a cut or mremap() makes. */
+struct wtraits {
+	bool sync_rule;		/* NTM_WATCH_RULE_SYNC: durable by msync only */
+	/*
+	 * Known to hold the program's pmem: a pmem_* call or the library
+	 * named it. A mapping watched since its mmap() (the preload shim)
+	 * that nothing named yet is judged, but nothing is reported of it:
+	 * an ordinary shared mapping of the program's is not pmem.
+	 */
+	bool adopted;
+	dev_t dev;		/* the file's, for fsync(); 0: unknown */
+	ino_t ino;
+};
+
 /* A watched mapping. */
 struct wrange {
 	uintptr_t start, end;	/* page aligned */
 	int prot;		/* what the program mapped it with */
 	off_t off;		/* file offset of start */
 	char *path;		/* NULL: anonymous */
+	struct wtraits t;
 	struct wslot *slots;	/* per page */
 	size_t table_bytes;	/* of slots, as mapped (a cut keeps them) */
 };
@@ -250,6 +269,12 @@ static inline struct wslot *watch_slot_at(const struct wrange *r, uintptr_t a)
 static inline struct wpage **watch_slot_of(const struct wrange *r, uintptr_t a)
 {
 	return &watch_slot_at(r, a)->page;
+}
+
+/* The list a page of @r goes on once it is stored to. */
+static inline enum page_list watch_dirty_list(const struct wrange *r)
+{
+	return r->t.sync_rule ? LIST_UNSYNCED : LIST_ACTIVE;
 }
 
 /* The protection the program wants page @a of @r to have. */
@@ -435,7 +460,8 @@ void watch_drop_records(uintptr_t a, uintptr_t e, struct bad_list *bl,
 			struct wpage **gone);
 void watch_free_list(struct wpage *wp);
 struct wrange *watch_range_new(uintptr_t start, uintptr_t end,
-			       const char *path, off_t off, int prot);
+			       const char *path, off_t off, int prot,
+			       const struct wtraits *t);
 void watch_range_destroy(struct wrange *r);
 void watch_restore_prot(const struct wrange *r, uintptr_t a, uintptr_t e);
 void watch_note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
@@ -444,6 +470,9 @@ void watch_ranges_cut(uintptr_t a, uintptr_t e);
 void watch_forget(uintptr_t a, uintptr_t e, const char *why);
 bool watch_overlaps(uintptr_t a, uintptr_t e);
 void watch_discover(uintptr_t a);
+void watch_mapped(void *p, size_t n, int prot, int flags, int fd, off_t off);
+void watch_program_synced(void *p, size_t n);
+void watch_file_synced(int fd, bool whole_fs);
 
 /* --- watch_remap.c ------------------------------------------------------- */
 

@@ -204,6 +204,10 @@ static void report(const struct bad *first, const struct bad *last,
 	const struct point *pt = first->point ? &points[first->point] : end;
 	struct wrec w;
 
+	/* A shared mapping no pmem_* call named is the program's own
+	 * business, not its pmem: judged, never reported. */
+	if (!r->t.adopted)
+		return;
 	wrec_begin(&w, watch_record_names[REC_BUG]);
 	wrec_str(&w, "kind", watch_bug_names[first->kind]);
 	wrec_str(&w, "when", watch_when_names[when]);
@@ -366,7 +370,9 @@ void watch_page_judge(struct wpage *wp, struct bad_list *bl)
 			continue;
 		if (watch_eager && (wp->pending & bit) && !(wp->deferred & bit))
 			continue;	/* reported at its point */
-		if (wp->wb & bit)
+		if (wp->range->t.sync_rule)
+			bad_add(bl, wp, now, l, BUG_NOT_SYNCED, 0);
+		else if (wp->wb & bit)
 			bad_add(bl, wp, now, l, watch_line_is(now, l, wp->wbdata) ?
 				BUG_NOT_FENCED : BUG_STORED_AFTER_WB, 0);
 		else if (wp->pending & bit)

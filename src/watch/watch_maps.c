@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
  * watch_maps.c - the mappings the checker watches: those the library
- * tells of (ntm_watch_map(), ntm_watch_unmap(), ntm_watch_synced()), and
- * shared file mappings a pmem_* call touches, discovered in
- * /proc/self/maps; how a watched range is cut when part of it goes, and
+ * tells of (ntm_watch_map(), ntm_watch_unmap()), every writable shared
+ * file mapping the program makes (the preload shim's mmap(), reported on
+ * once a pmem_* call names it), and shared file mappings a pmem_* call
+ * touches that neither told of, discovered in /proc/self/maps; what makes
+ * their stores durable (write-backs and fences, or msync() and fsync():
+ * watch.h's rules); how a watched range is cut when part of it goes, and
  * the notes that tell of memory not watched.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "watch/watch_internal.h"
@@ -27,7 +33,47 @@ static struct { uintptr_t start, end; } not_pmem[MAX_NOT_PMEM];
 static unsigned nnot_pmem, not_pmem_next;
 
 static void watch_range(uintptr_t start, uintptr_t end, const char *path,
-			off_t off, int prot);
+			off_t off, int prot, const struct wtraits *t);
+
+/*
+ * The rule of a shared mapping no library told of: a device (devdax) or a
+ * MAP_SYNC mapping is the medium; a file PMEM_IS_PMEM_FORCE=1 has the
+ * program told is pmem is judged as pmem; any other file has a page cache
+ * in front of its medium.
+ */
+static bool sync_rule_of(bool device, bool map_sync)
+{
+	const char *force = getenv("PMEM_IS_PMEM_FORCE");
+
+	return !device && !map_sync && !(force && !strcmp(force, "1"));
+}
+
+/* Whether the mapping starting at @lo was made with MAP_SYNC: its
+ * VmFlags in /proc/self/smaps say "sf". */
+static bool mapped_sync(uintptr_t lo)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[4096 + 128];
+	bool in = false, sync = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		/* A mapping's first line; its fields' names are no range. */
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			if (in)
+				break;
+			in = a == lo;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			sync = strstr(line, " sf") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return sync;
+}
 
 /* [lo, hi) is not to be discovered again. Lock held. */
 static void not_pmem_add(uintptr_t lo, uintptr_t hi)
@@ -68,19 +114,28 @@ void watch_discover(uintptr_t a)
 	if (!maps)
 		return;
 	while (fgets(line, sizeof(line), maps)) {
-		unsigned long lo, hi, off;
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
 		char perms[5], path[4096];
 		int n;
 
 		path[0] = 0;
-		n = sscanf(line, "%lx-%lx %4s %lx %*s %*s %4095[^\n]", &lo, &hi,
-			   perms, &off, path);
+		n = sscanf(line, "%lx-%lx %4s %lx %x:%x %lu %4095[^\n]", &lo,
+			   &hi, perms, &off, &maj, &min, &ino, path);
 		if (n < 4 || a < lo || a >= hi)
 			continue;
-		if (perms[1] == 'w' && perms[3] == 's' && path[0] == '/') {
+		if (n == 8 && perms[1] == 'w' && perms[3] == 's' && path[0] == '/') {
+			struct stat st;
+			bool device = !stat(path, &st) && S_ISCHR(st.st_mode);
+			struct wtraits t = {
+				.sync_rule = sync_rule_of(device, mapped_sync(lo)),
+				.adopted = true,
+				.dev = makedev(maj, min), .ino = (ino_t)ino,
+			};
+
 			watch_range(lo, hi, path, (off_t)off,
 				    PROT_READ | PROT_WRITE |
-				    (perms[2] == 'x' ? PROT_EXEC : 0));
+				    (perms[2] == 'x' ? PROT_EXEC : 0), &t);
 		} else {
 			watch_lock();
 			not_pmem_add(lo, hi);
@@ -99,7 +154,7 @@ void watch_discover(uintptr_t a)
 void watch_drop_records(uintptr_t a, uintptr_t e, struct bad_list *bl,
 			 struct wpage **gone)
 {
-	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++) {
+	for (int l = LIST_FIRST; l < LIST_COUNT; l++) {
 		struct wpage *wp, *next;
 
 		for (wp = watch_lists[l]; wp; wp = next) {
@@ -136,9 +191,13 @@ void watch_range_destroy(struct wrange *r)
 	free(r);
 }
 
-/* A new range over [start, end), not yet protected; NULL: no memory. */
+/*
+ * A new range over [start, end), not yet protected, of what @t says;
+ * NULL: no memory.
+ */
 struct wrange *watch_range_new(uintptr_t start, uintptr_t end,
-				const char *path, off_t off, int prot)
+				const char *path, off_t off, int prot,
+				const struct wtraits *t)
 {
 	struct wrange *r = calloc(1, sizeof(*r));
 	size_t bytes = (end - start) / PAGE * sizeof(*r->slots);
@@ -157,6 +216,7 @@ struct wrange *watch_range_new(uintptr_t start, uintptr_t end,
 		return NULL;
 	}
 	r->table_bytes = bytes;
+	r->t = *t;
 	r->start = start;
 	r->end = end;
 	r->off = off;
@@ -211,10 +271,12 @@ static void unwatched_note(const char *path, uint64_t off, uint64_t len,
 	wrec_emit(&w, watch_report_fd);
 }
 
-/* [a, e) of @r is no longer watched. */
+/* [a, e) of @r is no longer watched (said of the program's pmem only). */
 void watch_note_unwatched(const struct wrange *r, uintptr_t a, uintptr_t e,
 			   const char *why)
 {
+	if (!r->t.adopted)
+		return;
 	unwatched_note(r->path, (uint64_t)(a - r->start) + (uint64_t)r->off,
 		       e - a, "no longer watched", why);
 }
@@ -291,7 +353,7 @@ void watch_ranges_cut(uintptr_t a, uintptr_t e)
 			c.why = "too many mappings";
 		else if (!(c.tail = watch_range_new(e, r->end, r->path,
 						    r->off + (off_t)(e - r->start),
-						    r->prot)))
+						    r->prot, &r->t)))
 			c.why = "no memory";
 	}
 	/* The tail and its pointer in one change; it fails only for memory
@@ -346,16 +408,23 @@ void watch_forget(uintptr_t a, uintptr_t e, const char *why)
 	watch_ranges_cut(a, e);
 }
 
+/*
+ * Watch [start, end), a mapping of @path at @off. One that fails to be
+ * watched is noted if it is known to be pmem; one watched since its
+ * mmap() (not adopted yet) is tried again when a pmem_* call names it.
+ */
 static void watch_range(uintptr_t start, uintptr_t end, const char *path,
-			off_t off, int prot)
+			off_t off, int prot, const struct wtraits *t)
 {
-	struct wrange *r = watch_range_new(start, end, path, off, prot);
+	struct wrange *r = watch_range_new(start, end, path, off, prot, t);
 	const char *why = NULL;
 	size_t n;
 
 	if (!r) {
-		unwatched_note(path && *path ? path : NULL, (uint64_t)off,
-			       end - start, "not watched", "no memory");
+		if (t->adopted)
+			unwatched_note(path && *path ? path : NULL,
+				       (uint64_t)off, end - start,
+				       "not watched", "no memory");
 		return;
 	}
 	watch_lock();
@@ -374,25 +443,119 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
 		ntm_interval_remove(&watch_table, start);
 	}
 	if (why) {
-		not_pmem_add(start, end);	/* noted once, not per pmem_* call */
+		if (t->adopted)		/* noted once, not per pmem_* call */
+			not_pmem_add(start, end);
 		watch_unlock();
-		unwatched_note(r->path, (uint64_t)off, end - start,
-			       "not watched", why);
+		if (t->adopted)
+			unwatched_note(r->path, (uint64_t)off, end - start,
+				       "not watched", why);
 		watch_range_destroy(r);
 		return;
 	}
 	watch_unlock();
 }
 
-void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off)
+/* The file @path's device and inode into @t (0: none to find). */
+static void traits_of_path(struct wtraits *t, const char *path)
+{
+	struct stat st;
+
+	if (path && *path && !stat(path, &st)) {
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+	}
+}
+
+void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off,
+			enum ntm_watch_rule rule)
 {
 	uintptr_t a = (uintptr_t)p;
+	struct wtraits t = { .sync_rule = rule == NTM_WATCH_RULE_SYNC,
+			     .adopted = true };
 
 	if (!n)
 		return;
 	watch_inside = 1;
+	traits_of_path(&t, path);
 	watch_range(watch_page_down(a), watch_page_up(a + n), path, off - (off_t)(a - watch_page_down(a)),
-		    PROT_READ | PROT_WRITE);
+		    PROT_READ | PROT_WRITE, &t);
+	watch_inside = 0;
+}
+
+void watch_mapped(void *p, size_t n, int prot, int flags, int fd, off_t off)
+{
+	uintptr_t a = (uintptr_t)p;
+	char link[32], path[PATH_MAX];
+	struct stat st;
+	struct wtraits t = { 0 };
+	ssize_t len;
+
+	if (!n || watch_inside || fstat(fd, &st) ||
+	    !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+		return;
+	watch_inside = 1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, sizeof(path) - 1);
+	path[len > 0 ? len : 0] = '\0';
+	t.sync_rule = sync_rule_of(S_ISCHR(st.st_mode), flags & MAP_SYNC);
+	t.dev = st.st_dev;
+	t.ino = st.st_ino;
+	watch_range(watch_page_down(a), watch_page_up(a + n), path, off,
+		    prot & (PROT_READ | PROT_WRITE | PROT_EXEC), &t);
+	watch_inside = 0;
+}
+
+void ntm_watch_rule_slow(const void *p, size_t n, enum ntm_watch_rule rule)
+{
+	uintptr_t a = watch_page_down((uintptr_t)p), e = watch_page_up((uintptr_t)p + n);
+	size_t nv;
+	const struct ntm_interval *v;
+
+	watch_inside = 1;
+	watch_lock();
+	v = watch_ranges_view(&nv);
+	for (size_t i = ntm_interval_find(v, nv, a); i < nv && v[i].lo < e; i++) {
+		struct wrange *r = v[i].user;
+
+		r->t.sync_rule = rule == NTM_WATCH_RULE_SYNC;
+	}
+	/* Pages stored to already go where their rule's events find them. */
+	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
+		for (struct wpage *wp = watch_lists[l], *next; wp; wp = next) {
+			next = wp->next;
+			if (wp->addr >= a && wp->addr < e && wp->list != LIST_RESTING)
+				watch_list_move(wp, watch_dirty_list(wp->range));
+		}
+	watch_unlock();
+	watch_inside = 0;
+}
+
+/*
+ * [a, e) is named by a pmem_* call: the ranges it touches hold pmem, and
+ * a shared file mapping not yet watched is watched from now on.
+ */
+static void touch(uintptr_t a, uintptr_t e)
+{
+	size_t nv;
+	const struct ntm_interval *v;
+	bool known;
+
+	watch_lock();
+	v = watch_ranges_view(&nv);
+	known = watch_range_of(a) != NULL;
+	for (size_t i = ntm_interval_find(v, nv, a); i < nv && v[i].lo < e; i++)
+		((struct wrange *)v[i].user)->t.adopted = true;
+	watch_unlock();
+	if (!known)
+		watch_discover(a);
+}
+
+void ntm_watch_touch_slow(const void *p, size_t n)
+{
+	if (!n || watch_inside)
+		return;
+	watch_inside = 1;
+	touch((uintptr_t)p, (uintptr_t)p + n);
 	watch_inside = 0;
 }
 
@@ -429,36 +592,89 @@ void ntm_watch_unmap_slow(const void *p, size_t n, const char *why)
 	watch_inside = 0;
 }
 
-void ntm_watch_synced_slow(const void *p, size_t n)
+/*
+ * The page @wp is durable as it is: an msync() or fsync() covering it
+ * returned (the kernel writes whole pages). Lock held.
+ */
+static void page_synced(struct wpage *wp)
 {
-	uintptr_t a = (uintptr_t)p, e = a + n;
-	watch_inside = 1;
+	const uint8_t *now = watch_page_now(wp);
+
+	if (now == wp->image)
+		return;		/* unreadable: nothing to take */
+	memcpy(wp->image, now, PAGE);
+	wp->wb = 0;
+	wp->pending = 0;
+	wp->deferred = 0;
+	watch_page_settled(wp);	/* a store may come meanwhile */
+}
+
+/* Every page record of [a, e) whose range @match (with @arg) is synced. */
+static void sync_pages(uintptr_t a, uintptr_t e,
+		       bool (*match)(const struct wrange *r, const void *arg),
+		       const void *arg)
+{
 	watch_lock();
-	for (int list = LIST_ACTIVE; list <= LIST_RESTING; list++)
+	for (int list = LIST_FIRST; list < LIST_COUNT; list++)
 	for (struct wpage *wp = watch_lists[list], *next; wp; wp = next) {
-		const uint8_t *now;
-
 		next = wp->next;
-		if (wp->addr + PAGE <= a || wp->addr >= e)
-			continue;
-		now = watch_page_now(wp);
-		if (now == wp->image)
-			continue;	/* unreadable: nothing to take */
-		for (unsigned l = 0; l < LINES; l++) {
-			uintptr_t la = wp->addr + l * LINE;
-			uint64_t bit = 1ull << l;
-
-			if (la + LINE <= a || la >= e)
-				continue;
-			memcpy(wp->image + l * LINE, now + l * LINE, LINE);
-			wp->wb &= ~bit;
-			wp->pending &= ~bit;
-		}
-		if (!wp->pending && !wp->wb &&
-		    !memcmp(wp->image, now, PAGE))
-			watch_page_settled(wp);	/* a store may come meanwhile */
+		if (wp->addr + PAGE > a && wp->addr < e &&
+		    (!match || match(wp->range, arg)))
+			page_synced(wp);
 	}
 	watch_unlock();
+}
+
+void ntm_watch_synced_slow(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (!n || watch_inside)
+		return;
+	watch_inside = 1;
+	touch(a, a + n);
+	sync_pages(watch_page_down(a), watch_page_up(a + n), NULL, NULL);
 	watch_inside = 0;
 }
 
+void watch_program_synced(void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (!n || watch_inside)
+		return;
+	watch_inside = 1;
+	sync_pages(watch_page_down(a), watch_page_up(a + n), NULL, NULL);
+	watch_inside = 0;
+}
+
+/* What fsync() or syncfs() of a file covers (dev 0: every file). */
+struct synced_file {
+	dev_t dev;
+	ino_t ino;	/* 0: every file of dev */
+};
+
+static bool of_file(const struct wrange *r, const void *arg)
+{
+	const struct synced_file *f = arg;
+
+	return !f->dev || (r->t.dev == f->dev && (!f->ino || r->t.ino == f->ino));
+}
+
+void watch_file_synced(int fd, bool whole_fs)
+{
+	struct synced_file f = { 0 };
+	struct stat st;
+
+	if (watch_inside)
+		return;
+	if (fd >= 0) {
+		if (fstat(fd, &st))
+			return;
+		f.dev = st.st_dev;
+		f.ino = whole_fs ? 0 : st.st_ino;
+	}
+	watch_inside = 1;
+	sync_pages(0, UINTPTR_MAX, of_file, &f);
+	watch_inside = 0;
+}

@@ -86,7 +86,7 @@ int watch_page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 	wp->writable = true;
 	wp->thread = watch_thread_number();
 	*watch_slot_of(r, a) = wp;
-	watch_list_move(wp, LIST_ACTIVE);
+	watch_list_move(wp, watch_dirty_list(r));
 	return 0;
 }
 

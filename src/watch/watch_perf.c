@@ -123,6 +123,10 @@ static void written_back(enum ntm_rec_kind kind, uintptr_t lo, uintptr_t hi)
 			unknown = a;
 			continue;
 		}
+		r->t.adopted = true;	/* the program persists it: pmem */
+		/* Behind a page cache a write-back makes nothing durable. */
+		if (r->t.sync_rule)
+			continue;
 		wp = *watch_slot_of(r, a);
 		if (!wp) {
 			/* Write-protected: not stored since it was durable. */

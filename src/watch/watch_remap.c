@@ -288,7 +288,7 @@ void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 	}
 	/* Moved or grown: one protection over all of it, so that the kernel
 	 * sees one mapping, as the program made it. */
-	for (int l = LIST_ACTIVE; l <= LIST_RESTING; l++)
+	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
 		for (struct wpage *wp = watch_lists[l]; wp; wp = wp->next)
 			if (wp->addr >= a && wp->addr < ae)
 				watch_page_protect(wp);
@@ -301,7 +301,7 @@ void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 
 		fresh[i] = t > s ? watch_range_new(0, (t - s) + (t == a + keep ? grow : 0),
 					     r->path, r->off + (off_t)(s - r->start),
-					     r->prot) : NULL;
+					     r->prot, &r->t) : NULL;
 		if (!fresh[i]) {
 			while (i-- > 0)
 				watch_range_destroy(fresh[i]);

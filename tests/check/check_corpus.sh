@@ -54,21 +54,30 @@ nt_nodrain not-fenced exit exit 8216 4096 exit
 plain_memcpy not-written-back unmap point 12328 100 pmem_drain
 store_at_exit never-written-back exit exit 4120 8 exit
 ntm_ns_store never-written-back unmap unmap 4120 8 ntm_ns_close
+own_map_msync not-written-back unmap point 4120 8 pmem_persist
+"
+# Programs that persist by what pmem_is_pmem() says, also run on a disk
+# file without PMEM_IS_PMEM_FORCE: their file is behind a page cache,
+# judged by the kernel's rule (an msync() covering a store's page makes
+# it durable), the bug found at unmap whatever NTMEM_CHECK_EAGER says.
+# NAME KIND WHEN OFFSET LENGTH POINT.
+sync_corpus="
+own_map_msync not-synced unmap 4120 8 munmap
 "
 # The libpmem2 drop-in's, when it is built (pmem2_store_after_persist.c).
 if [ -x "$bindir/pmem2_store_after_persist" ]; then
 	corpus="$corpus
 pmem2_store_after_persist never-written-back unmap unmap 4120 8 pmem2_map_delete
-pmem2_page_store_after_persist never-written-back unmap unmap 4120 8 pmem2_map_delete
+pmem2_page_store_after_persist not-synced unmap unmap 4120 8 pmem2_map_delete
 "
 fi
 
-# run PROGRAM: `ntmem check` on it in a fresh directory; the JSON goes to
-# a file of its own (the program's output stays in $out/$err), then the
-# summary to $sum. Sets $got (the exit status) and $json_ok.
+# run PROGRAM [sync]: `ntmem check` on it in a fresh directory; the JSON
+# goes to a file of its own (the program's output stays in $out/$err),
+# then the summary to $sum. Sets $got (the exit status) and $json_ok.
 # The libpmem2 programs' granularity (pmem2_corpus.h): pmem2_page_* PAGE
 # (msync), the others CACHE_LINE, as PMEM_IS_PMEM_FORCE=1 makes libpmem's
-# file pmem.
+# file pmem; with "sync", PMEM_IS_PMEM_FORCE is not set.
 run() {
 	rm -rf "${tmp:?}/${1:?}"
 	mkdir "$tmp/$1" || exit 1
@@ -76,7 +85,10 @@ run() {
 	pmem2_page_*) gran=PAGE ;;
 	*) gran=CACHE_LINE ;;
 	esac
-	PMEM_IS_PMEM_FORCE=1 PMEM2_FORCE_GRANULARITY=$gran \
+	force=PMEM_IS_PMEM_FORCE=1
+	[ "${2:-}" = sync ] && force=
+	# shellcheck disable=SC2086 # $force: one word or none
+	env $force PMEM2_FORCE_GRANULARITY=$gran \
 		"$ntmem" check --json --report "$tmp/$1.json" \
 		-- "$bindir/$1" "$tmp/$1" >"$out" 2>"$err"
 	got=$?
@@ -135,6 +147,17 @@ check_bug() {
 	fi
 }
 
+# fixed_clean NAME [HOW]: the last run, NAME's twin's, reported no bug.
+fixed_clean() {
+	status "${1}_fixed${2:-}"
+	if grep -q '^status 0 errors 0 bugs 0$' "$sum"; then
+		ok "${1}_fixed${2:-}: no bug record"
+	else
+		bad "${1}_fixed${2:-}: bug records, expected none"
+		sed 's/^/# /' "$sum"
+	fi
+}
+
 # The table splits into lines (the list is expanded once, with IFS a
 # newline), each line into words.
 oldifs=$IFS
@@ -160,13 +183,39 @@ for line in $corpus; do
 	unset NTMEM_CHECK_EAGER
 
 	run "${name}_fixed"
-	status "${name}_fixed"
-	if grep -q '^status 0 errors 0 bugs 0$' "$sum"; then
-		ok "${name}_fixed: no bug record"
-	else
-		bad "${name}_fixed: bug records, expected none"
-		sed 's/^/# /' "$sum"
-	fi
+	fixed_clean "$name"
 done
+
+# --- behind a page cache ------------------------------------------------
+disk=$(mktemp -d "${NTMEM_DISK_TMPDIR:-/var/tmp}/ntmem-check-XXXXXX") || exit 1
+trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$disk"' EXIT
+unset PMEM_IS_PMEM_FORCE
+tmp_force=$tmp
+tmp=$disk
+IFS='
+'
+for line in $sync_corpus; do
+	IFS=$oldifs
+	# shellcheck disable=SC2086 # split the line into its fields
+	set -- $line
+	name=$1 kind=$2 when=$3 off=$4 len=$5 point=$6
+	for eager in 0 1; do
+		if [ "$eager" = 1 ]; then
+			NTMEM_CHECK_EAGER=1
+			export NTMEM_CHECK_EAGER
+			how=" (page cache, eager)"
+		else
+			unset NTMEM_CHECK_EAGER
+			how=" (page cache)"
+		fi
+		run "$name" sync
+		status "$name$how"
+		check_bug "$name$how" "$name" "$kind" "$when" "$off" "$len" "$point"
+	done
+	unset NTMEM_CHECK_EAGER
+	run "${name}_fixed" sync
+	fixed_clean "$name" " (page cache)"
+done
+tmp=$tmp_force
 
 exit $fail

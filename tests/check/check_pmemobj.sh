@@ -27,6 +27,14 @@
 # "tx-flush-repeat" (pmemobj_tx_flush_repeat; its twin persists only a
 # range added with POBJ_XADD_NO_FLUSH, which the commit leaves alone).
 #
+# Then the same programs on a disk file system without
+# PMEM_IS_PMEM_FORCE, as a developer without pmem runs them: libpmemobj
+# maps the pool itself and persists with pmem_msync(), the checker
+# watches the pool from its mmap() and judges it by the kernel's rule (a
+# store is durable once an msync() covering its page returned): the same
+# bug at the same offset, of kind "not-synced" where a persist was
+# missing, the twins clean, checked in full.
+#
 # Correct programs with no twin (the list "clean") get no report either:
 # pmemobj_big_root, a 4 KiB root object, which libpmemobj builds in a run
 # over a chunk it used as scratch while free.
@@ -61,27 +69,48 @@ if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
 	export ASAN_OPTIONS
 fi
 
-# NAME KINDS GAP: KINDS the kinds accepted (comma-separated; "when" and
-# the point follow from the kind and are not compared); GAP "-", or the
-# item whose checks the bug needs (a known gap: TODO, not a failure).
+# The page-cache runs' pools: a disk file system (not tmpfs).
+disk=$(mktemp -d "${NTMEM_DISK_TMPDIR:-/var/tmp}/ntmem-check-pmemobj-XXXXXX") ||
+	exit 1
+trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$disk"' EXIT
+
+# NAME KINDS GAP SYNC_KINDS: KINDS the kinds accepted (comma-separated;
+# "when" and the point follow from the kind and are not compared); GAP
+# "-", or the item whose checks the bug needs (a known gap: TODO, not a
+# failure); SYNC_KINDS those accepted on the page cache.
 corpus="
-pmemobj_root_store not-written-back,never-written-back -
-pmemobj_tx_unadded tx-unadded -
-pmemobj_tx_short_add tx-unadded -
-pmemobj_tx_neighbour tx-unadded -
-pmemobj_plain_memcpy not-written-back,never-written-back -
-pmemobj_store_after_persist not-written-back,never-written-back -
-pmemobj_alloc_ctor not-written-back,never-written-back,stored-after-write-back -
-pmemobj_list not-written-back,never-written-back -
-pmemobj_threads not-written-back,never-written-back -
+pmemobj_root_store not-written-back,never-written-back - not-synced
+pmemobj_tx_unadded tx-unadded - tx-unadded
+pmemobj_tx_short_add tx-unadded - tx-unadded
+pmemobj_tx_neighbour tx-unadded - tx-unadded
+pmemobj_plain_memcpy not-written-back,never-written-back - not-synced
+pmemobj_store_after_persist not-written-back,never-written-back - not-synced
+pmemobj_alloc_ctor not-written-back,never-written-back,stored-after-write-back - not-synced
+pmemobj_list not-written-back,never-written-back - not-synced
+pmemobj_threads not-written-back,never-written-back - not-synced
 "
+
+# The runs' pmem: "force" (tmpfs, PMEM_IS_PMEM_FORCE=1) or "sync" (the
+# disk, PMEM_IS_PMEM_FORCE unset).
+pmem_mode() {
+	mode=$1
+	if [ "$mode" = force ]; then
+		PMEM_IS_PMEM_FORCE=1
+		export PMEM_IS_PMEM_FORCE
+		pools=$tmp
+	else
+		unset PMEM_IS_PMEM_FORCE
+		pools=$disk
+	fi
+}
+pmem_mode force
 
 # run PROGRAM ARGS...: `ntmem check --json` on it, the JSON in its own
 # file, its summary in $sum; $got the exit status, $json_ok.
 run() {
 	name=$1
 	shift
-	PMEM_IS_PMEM_FORCE=1 "$ntmem" check --json --report "$tmp/$name.json" \
+	"$ntmem" check --json --report "$tmp/$name.json" \
 		-- "$bindir/$name" "$@" >"$out" 2>"$err"
 	got=$?
 	if python3 "$here/report_summary.py" "$tmp/$name.json" "$name" \
@@ -90,9 +119,9 @@ run() {
 
 # fresh_run PROGRAM: run it on a directory of its own, empty.
 fresh_run() {
-	rm -rf "${tmp:?}/$1.d"
-	mkdir "$tmp/$1.d" || exit 1
-	run "$1" "$tmp/$1.d"
+	rm -rf "${pools:?}/$1.d"
+	mkdir "$pools/$1.d" || exit 1
+	run "$1" "$pools/$1.d"
 }
 
 # passed WHAT: exit 0 passed through, a report that parses, checked in full.
@@ -196,7 +225,7 @@ for line in $corpus; do
 	IFS=$oldifs
 	# shellcheck disable=SC2086 # split the line into its fields
 	set -- $line
-	prog=$1 kinds=$2 gap=$3
+	prog=$1 kinds=$2 gap=$3 sync_kinds=$4
 	for eager in 0 1; do
 		eager_mode "$eager"
 		fresh_run "$prog"
@@ -204,6 +233,14 @@ for line in $corpus; do
 		fresh_run "${prog}_fixed"
 		clean "${prog}_fixed$how"
 	done
+	# The page cache: no point reports early there (eager is the same).
+	unset NTMEM_CHECK_EAGER
+	pmem_mode sync
+	fresh_run "$prog"
+	the_bug "$prog (page cache)" "$sync_kinds" -
+	fresh_run "${prog}_fixed"
+	clean "${prog}_fixed (page cache)"
+	pmem_mode force
 done
 unset NTMEM_CHECK_EAGER
 
@@ -216,6 +253,11 @@ for prog in $clean_progs; do
 		fresh_run "$prog"
 		clean "$prog$how"
 	done
+	unset NTMEM_CHECK_EAGER
+	pmem_mode sync
+	fresh_run "$prog"
+	clean "$prog (page cache)"
+	pmem_mode force
 done
 unset NTMEM_CHECK_EAGER
 
