@@ -10,8 +10,28 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sigchain.h"
+
+/* A signal no delivery blocks (0: none); ntm_sigchain_keep_open(). */
+static int open_sig;
+
+void ntm_sigchain_keep_open(int sig)
+{
+	__atomic_store_n(&open_sig, sig, __ATOMIC_RELAXED);
+}
+
+/*
+ * This thread's mask, changed by the kernel directly: an interposer on
+ * pthread_sigmask() (the checker's shim, which keeps the program's view
+ * of its mask) must not take ntmem's own changes for the program's.
+ */
+static void set_mask(int how, const sigset_t *set, sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
 
 /*
  * What an SA_RESETHAND action becomes once delivered. Shared by every
@@ -98,7 +118,7 @@ static void take_default(struct ntm_sigchain *c, int sig, bool sent)
 	c->set_action(sig, &dfl, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	set_mask(SIG_UNBLOCK, &set, NULL);
 	if (sent)
 		raise(sig);
 }
@@ -115,18 +135,22 @@ static void call_handler(const struct sigaction *sa, int sig, siginfo_t *si,
 {
 	sigset_t run, saved;
 
-	pthread_sigmask(SIG_SETMASK, NULL, &saved);
+	int keep_open = __atomic_load_n(&open_sig, __ATOMIC_RELAXED);
+
+	set_mask(SIG_SETMASK, NULL, &saved);
 	sigorset(&run, &saved, &sa->sa_mask);
 	if (sa->sa_flags & SA_NODEFER)
 		sigdelset(&run, sig);
 	else
 		sigaddset(&run, sig);
-	pthread_sigmask(SIG_SETMASK, &run, NULL);
+	if (keep_open)
+		sigdelset(&run, keep_open);
+	set_mask(SIG_SETMASK, &run, NULL);
 	if (sa->sa_flags & SA_SIGINFO)
 		sa->sa_sigaction(sig, si, ctx);
 	else
 		sa->sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	set_mask(SIG_SETMASK, &saved, NULL);
 }
 
 void ntm_sigchain_deliver(struct ntm_sigchain *c, int sig, siginfo_t *si,

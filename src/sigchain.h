@@ -112,4 +112,11 @@ void ntm_sigchain_get(const struct ntm_sigchain *c, struct sigaction *out);
 void ntm_sigchain_deliver(struct ntm_sigchain *c, int sig, siginfo_t *si,
 			  void *ctx);
 
+/*
+ * @sig is never blocked while a handler of any chain runs, whatever its
+ * sa_mask says: the checker's SIGSEGV, whose write faults a handler's
+ * stores to a watched page need (watch/watch_signals.c).
+ */
+void ntm_sigchain_keep_open(int sig);
+
 #endif /* NTMEM_SIGCHAIN_H */

@@ -12,6 +12,13 @@
  *     default: while the program leaves one at SIG_DFL the checker's
  *     handler stands in, judges what the program left, and dies of the
  *     signal as the program would have (the program is told SIG_DFL);
+ *   sigaction() of every other signal: a handler's sa_mask never blocks
+ *     SIGSEGV in fact (the program is told it does);
+ *   pthread_sigmask(), sigprocmask(), pthread_create(), and the temporary
+ *     masks of sigsuspend(), pselect(), ppoll(), epoll_pwait(),
+ *     epoll_pwait2(): SIGSEGV, which the checker's faults need, stays
+ *     open in fact, while the program gets and is told the mask it asked
+ *     for (watch_signals.c);
  *   _exit()/_Exit(): judged first, as exit() is by the checker's
  *     destructor;
  *   mprotect(): a page the program makes read-only and writable again is
@@ -54,7 +61,12 @@
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -130,6 +142,136 @@ sighandler_t signal(int sig, sighandler_t handler)
 	if (o->signal_action(sig, &act, &old))
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	const struct ntm_watch_ops *o = watching();
+	static __typeof__(pthread_sigmask) *real_pthread_sigmask;
+
+	if (!real_pthread_sigmask)
+		real_pthread_sigmask = (__typeof__(pthread_sigmask) *)
+			dlsym(RTLD_NEXT, "pthread_sigmask");
+	if (!real_pthread_sigmask)
+		return ENOSYS;
+	if (o)
+		return o->set_mask(how, set, old, real_pthread_sigmask);
+	return real_pthread_sigmask(how, set, old);
+}
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	const struct ntm_watch_ops *o = watching();
+	REAL(sigprocmask);
+
+	if (o)
+		return o->set_mask(how, set, old, real_sigprocmask);
+	return real_sigprocmask(how, set, old);
+}
+
+/*
+ * A temporary mask a call waits with, SIGSEGV taken out while the checker
+ * watches (a handler that runs meanwhile may store to a watched page):
+ * @mask itself, or @buf.
+ */
+static const sigset_t *segv_open(const sigset_t *mask, sigset_t *buf)
+{
+	if (!mask || !watching() || sigismember(mask, SIGSEGV) != 1)
+		return mask;
+	*buf = *mask;
+	sigdelset(buf, SIGSEGV);
+	return buf;
+}
+
+int sigsuspend(const sigset_t *mask)
+{
+	sigset_t buf;
+	REAL(sigsuspend);
+
+	return real_sigsuspend(segv_open(mask, &buf));
+}
+
+int pselect(int n, fd_set *r, fd_set *w, fd_set *e,
+	    const struct timespec *t, const sigset_t *mask)
+{
+	sigset_t buf;
+	REAL(pselect);
+
+	return real_pselect(n, r, w, e, t, segv_open(mask, &buf));
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t,
+	  const sigset_t *mask)
+{
+	sigset_t buf;
+	REAL(ppoll);
+
+	return real_ppoll(fds, n, t, segv_open(mask, &buf));
+}
+
+int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeout,
+		const sigset_t *mask)
+{
+	sigset_t buf;
+	REAL(epoll_pwait);
+
+	return real_epoll_pwait(fd, ev, max, timeout, segv_open(mask, &buf));
+}
+
+int epoll_pwait2(int fd, struct epoll_event *ev, int max,
+		 const struct timespec *t, const sigset_t *mask)
+{
+	sigset_t buf;
+	REAL(epoll_pwait2);
+
+	return real_epoll_pwait2(fd, ev, max, t, segv_open(mask, &buf));
+}
+
+/* A thread pthread_create() starts: its view of SIGSEGV first. */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	bool segv_blocked;	/* the creator's view, inherited */
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	const struct ntm_watch_ops *o = watching();
+
+	free(p);
+	if (o)
+		o->thread_start(s.segv_blocked);
+	return s.fn(s.arg);
+}
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr,
+		   void *(*fn)(void *), void *arg)
+{
+	const struct ntm_watch_ops *o = watching();
+	static __typeof__(pthread_create) *real_pthread_create;
+	struct thread_start *s;
+	sigset_t attr_mask;
+	int ret;
+
+	if (!real_pthread_create)
+		real_pthread_create = (__typeof__(pthread_create) *)
+			dlsym(RTLD_NEXT, "pthread_create");
+	if (!real_pthread_create)
+		return ENOSYS;
+	if (!o || !(s = malloc(sizeof(*s))))
+		return real_pthread_create(t, attr, fn, arg);
+	/* A mask the attribute sets is the thread's (blocked in fact, the
+	 * thread opens it); else it inherits its creator's. */
+	*s = (struct thread_start){
+		.fn = fn, .arg = arg,
+		.segv_blocked = !(attr && !pthread_attr_getsigmask_np(attr, &attr_mask)) &&
+				o->segv_blocked(),
+	};
+	ret = real_pthread_create(t, attr, thread_trampoline, s);
+	if (ret)
+		free(s);
+	return ret;
 }
 
 ssize_t read(int fd, void *buf, size_t n)

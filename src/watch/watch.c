@@ -217,6 +217,9 @@ static const struct ntm_watch_ops ops = {
 	.signal_action = watch_signal_action,
 	.will_store = watch_will_store,
 	.will_unmap = watch_will_unmap,
+	.set_mask = watch_sigmask,
+	.segv_blocked = watch_segv_blocked,
+	.thread_start = watch_thread_start,
 	.mapped = watch_mapped,
 	.synced = watch_program_synced,
 	.file_synced = watch_file_synced,
@@ -290,7 +293,10 @@ static void watch_start(void)
 	watch_real_munmap = (int (*)(void *, size_t))real(libc, "munmap");
 	watch_real_mremap = (void *(*)(void *, size_t, size_t, int, ...))
 		real(libc, "mremap");
-	if (!watch_real_sigaction || !watch_real_mprotect || !watch_real_munmap || !watch_real_mremap)
+	watch_real_sigmask = (int (*)(int, const sigset_t *, sigset_t *))
+		real(libc, "pthread_sigmask");
+	if (!watch_real_sigaction || !watch_real_mprotect || !watch_real_munmap ||
+	    !watch_real_mremap || !watch_real_sigmask)
 		return;
 	/* backtrace() loads its unwinder on first use: not in a handler. */
 	backtrace(warm, 2);
@@ -312,6 +318,10 @@ static void watch_start(void)
 		/* Without the shim the program's own handlers would replace
 		 * these: only SIGSEGV's, which the checker needs, then. */
 		watch_fatal_install();
+		/* Started with SIGSEGV blocked (posix_spawnattr_setsigmask(),
+		 * a mask exec() kept): open it, the program still sees it
+		 * blocked. Without the shim the mask is the program's. */
+		watch_segv_open();
 		watch_shim_present = true;
 		reg(&ops);
 	} else {

@@ -13,6 +13,7 @@
 #ifndef NTMEM_WATCH_H
 #define NTMEM_WATCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,7 +151,6 @@ static inline void ntm_watch_synced(const void *p, size_t n)
  * hands a table to the shim's ntm_watch_preload_register() when it starts;
  * a program run without the shim has no interposition (documented).
  */
-struct sigaction;
 
 /* What the shim tells the checker of libpmemobj's transaction calls. */
 enum ntm_watch_obj {
@@ -190,6 +190,17 @@ struct ntm_watch_ops {
 	 * checker's handler stand in, which judges, then dies of it. */
 	int (*signal_action)(int sig, const struct sigaction *act,
 			     struct sigaction *old);
+	/*
+	 * The program's pthread_sigmask() or sigprocmask() (libc's @real):
+	 * SIGSEGV stays open in fact; the program gets and is told the
+	 * mask it asked for (watch_signals.c).
+	 */
+	int (*set_mask)(int how, const sigset_t *set, sigset_t *old,
+		       int (*real)(int, const sigset_t *, sigset_t *));
+	/* Whether the calling thread's mask blocks SIGSEGV, as the program
+	 * set it; a new thread starts, inheriting @inherit. */
+	bool (*segv_blocked)(void);
+	void (*thread_start)(bool inherit);
 	/* A system call is about to store into [p, p + n). */
 	void (*will_store)(void *p, size_t n);
 	/* munmap(p, n) is about to run. */

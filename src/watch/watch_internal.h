@@ -508,6 +508,13 @@ static inline int watch_tx_perf_kind(uintptr_t lo, uintptr_t hi, int kind)
 /* --- watch_signals.c ----------------------------------------------------- */
 
 void watch_on_segv(int sig, siginfo_t *si, void *uc);
+/* libc's pthread_sigmask(), past the shim's. */
+extern int (*watch_real_sigmask)(int, const sigset_t *, sigset_t *);
+int watch_sigmask(int how, const sigset_t *set, sigset_t *old,
+		  int (*real)(int, const sigset_t *, sigset_t *));
+bool watch_segv_blocked(void);
+void watch_thread_start(bool inherit);
+void watch_segv_open(void);
 int watch_segv_action(const struct sigaction *act, struct sigaction *old);
 void watch_fatal_install(void);
 const char *watch_signal_name(int sig, char *buf, size_t len);

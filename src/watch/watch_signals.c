@@ -4,8 +4,21 @@
  * program's first store to a watched page, the handler that stands in for
  * SIG_DFL of the signals that end the program (so that what is known is
  * judged before it dies), and the preload shim's requests: the program's
- * sigaction() of those signals, and the stores and unmappings the shim
- * sees coming that the kernel would make without a fault.
+ * sigaction() of those signals, its signal masks, and the stores and
+ * unmappings the shim sees coming that the kernel would make without a
+ * fault.
+ *
+ * SIGSEGV is never blocked in fact while the checker watches: a write
+ * fault with SIGSEGV blocked is not delivered, the kernel kills the
+ * process. A thread's mask as the program set it (with SIGSEGV blocked or
+ * not) is its "view", kept per thread: pthread_sigmask() and
+ * sigprocmask() return it and change it, while the real mask keeps
+ * SIGSEGV open (the shim's wrappers; sa_mask of every handler and the
+ * temporary masks of sigsuspend(), pselect(), ppoll(), epoll_pwait() lose
+ * SIGSEGV the same way). A fault that is not the checker's, in a thread
+ * whose view blocks SIGSEGV, ends the process as the kernel would have
+ * (SIG_DFL, core dump); a SIGSEGV sent by kill() meanwhile waits until
+ * the view unblocks it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -112,6 +125,80 @@ static struct ntm_sigchain segv_chain = {
 	.before_default = segv_default,
 };
 
+/* --- the program's view of SIGSEGV in its signal mask --------------------- */
+
+/* The calling thread's view blocks SIGSEGV; one was sent meanwhile. */
+static __thread bool segv_blocked __attribute__((tls_model("initial-exec")));
+static __thread bool segv_pending __attribute__((tls_model("initial-exec")));
+/* Signals whose handler's sa_mask, as the program gave it, held SIGSEGV. */
+static bool segv_in_sa_mask[NSIG];
+
+int (*watch_real_sigmask)(int, const sigset_t *, sigset_t *);
+
+int watch_sigmask(int how, const sigset_t *set, sigset_t *old,
+		  int (*real)(int, const sigset_t *, sigset_t *))
+{
+	bool was = segv_blocked, now = was;
+	sigset_t open;
+	int ret;
+
+	if (set) {
+		open = *set;
+		if (sigismember(set, SIGSEGV) == 1 && how != SIG_UNBLOCK) {
+			sigdelset(&open, SIGSEGV);
+			now = true;
+		} else if (how == SIG_SETMASK ||
+			   (how == SIG_UNBLOCK && sigismember(set, SIGSEGV) == 1)) {
+			now = false;
+		}
+		set = &open;
+	}
+	ret = real(how, set, old);
+	if (ret)
+		return ret;	/* an unknown @how: nothing changed */
+	if (old && was)
+		sigaddset(old, SIGSEGV);
+	segv_blocked = now;
+	if (was && !now && segv_pending) {
+		segv_pending = false;
+		raise(SIGSEGV);
+	}
+	return 0;
+}
+
+bool watch_segv_blocked(void)
+{
+	return segv_blocked;
+}
+
+/* The calling thread's SIGSEGV opened if it was blocked in fact (a mask
+ * set before the checker started, or a thread attribute's). */
+static bool segv_opened(void)
+{
+	sigset_t cur, segv;
+
+	if (watch_real_sigmask(SIG_SETMASK, NULL, &cur) ||
+	    sigismember(&cur, SIGSEGV) != 1)
+		return false;
+	sigemptyset(&segv);
+	sigaddset(&segv, SIGSEGV);
+	watch_real_sigmask(SIG_UNBLOCK, &segv, NULL);
+	return true;
+}
+
+void watch_thread_start(bool inherit)
+{
+	segv_blocked = segv_opened() || inherit;
+}
+
+void watch_segv_open(void)
+{
+	if (segv_opened())
+		segv_blocked = true;
+	/* Nor does the program's handler block it (sigchain.h). */
+	ntm_sigchain_keep_open(SIGSEGV);
+}
+
 void watch_on_segv(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -125,6 +212,26 @@ void watch_on_segv(int sig, siginfo_t *si, void *uc)
 			errno = saved;
 			return;
 		}
+	}
+	if (segv_blocked && si->si_code > 0) {
+		/*
+		 * A fault the program's mask blocks: the kernel resets the
+		 * action to SIG_DFL and kills. Judged first, as at any end;
+		 * the instruction faults again on return, and the process
+		 * dies of it.
+		 */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		watch_judge_end("SIGSEGV", HOW_SIGNAL, 0, sig);
+		watch_real_sigaction(SIGSEGV, &dfl, NULL);
+		errno = saved;
+		return;
+	}
+	if (segv_blocked) {
+		/* Sent (kill(), raise()): pending until the view unblocks it. */
+		segv_pending = true;
+		errno = saved;
+		return;
 	}
 	errno = saved;
 	ntm_sigchain_deliver(&segv_chain, sig, si, uc);
@@ -207,7 +314,8 @@ static int fatal_action(int sig, const struct sigaction *act,
 	int ret = 0, err = errno;
 
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	/* libc's: the program's view of its mask is not the checker's. */
+	watch_real_sigmask(SIG_BLOCK, &all, &mask);
 	while (__atomic_exchange_n(&sig_lock_word, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 	if (old) {
@@ -229,7 +337,7 @@ static int fatal_action(int sig, const struct sigaction *act,
 	if (ret)
 		err = errno;
 	__atomic_store_n(&sig_lock_word, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	watch_real_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = err;
 	return ret;
 }
@@ -268,19 +376,40 @@ int watch_segv_action(const struct sigaction *act, struct sigaction *old)
 	return 0;
 }
 
+/* Every signal: each handler's sa_mask is the checker's concern. */
 bool watch_keeps_signal(int sig)
 {
-	return sig == SIGSEGV || fatal_signal(sig);
+	(void)sig;
+	return true;
 }
 
 int watch_signal_action(int sig, const struct sigaction *act,
 			 struct sigaction *old)
 {
+	struct sigaction open;
+	bool had = false;
+	int ret;
+
 	if (sig == SIGSEGV)
 		return watch_segv_action(act, old);
-	if (fatal_signal(sig))
-		return fatal_action(sig, act, old);
-	return watch_real_sigaction(sig, act, old);
+	if (sig <= 0 || sig >= NSIG)
+		return watch_real_sigaction(sig, act, old);	/* its EINVAL */
+	/* A handler that blocks SIGSEGV would make a watched store fatal. */
+	if (act && sigismember(&act->sa_mask, SIGSEGV) == 1) {
+		open = *act;
+		sigdelset(&open.sa_mask, SIGSEGV);
+		act = &open;
+		had = true;
+	}
+	ret = fatal_signal(sig) ? fatal_action(sig, act, old)
+				: watch_real_sigaction(sig, act, old);
+	if (ret)
+		return ret;
+	if (old && __atomic_load_n(&segv_in_sa_mask[sig], __ATOMIC_RELAXED))
+		sigaddset(&old->sa_mask, SIGSEGV);
+	if (act)
+		__atomic_store_n(&segv_in_sa_mask[sig], had, __ATOMIC_RELAXED);
+	return 0;
 }
 
 void watch_will_store(void *p, size_t n)

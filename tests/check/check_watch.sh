@@ -1,18 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check_watch.sh WATCH_DIR CASES - the watcher of `ntmem check` (the
-# libraries in WATCH_DIR) runs each case of watch_cases.c (CASES) with the
-# same output and exit status as without it, and reports exactly the bugs
-# the case has. The watcher is started here through its environment
+# check_watch.sh WATCH_DIR CASES SIGNAL_CASES - the watcher of `ntmem
+# check` (the libraries in WATCH_DIR) runs each case of watch_cases.c
+# (CASES) and of signal_cases.c (SIGNAL_CASES: programs that block
+# SIGSEGV) with the same output and exit status as without it, and reports
+# exactly the bugs the case has. The watcher is started here through its environment
 # (what `ntmem check` sets), so this tests the libraries alone.
 # Exit 0 pass, 1 fail.
 set -u
-if [ $# -ne 2 ]; then
-	echo "usage: $0 WATCH_DIR CASES" >&2
+if [ $# -ne 3 ]; then
+	echo "usage: $0 WATCH_DIR CASES SIGNAL_CASES" >&2
 	exit 1
 fi
-wdir=$1 cases=$2
+wdir=$1 cases=$2 signal_cases=$3
 # shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
 . "$(dirname "$0")/../lib/cli_lib.sh"
 scratch_dir ntmem-watch
@@ -239,5 +240,41 @@ same_run
 no_bugs
 if [ "$watched_rc" -eq 137 ]; then ok "$c: killed by SIGKILL"; else
 	bad "$c: exit $watched_rc, expected 137"; fi
+
+# --- programs that block SIGSEGV (signal_cases.c) --------------------------
+cases=$signal_cases
+
+# view_ok: the masks the case read back were those it set.
+view_ok() {
+	if grep -qx 'view ok' "$out"; then ok "$c: the program sees the masks it set"
+	else bad "$c: the program saw other masks than it set"; sed 's/^/# /' "$out"; fi
+}
+
+for c in threads-blocked main-blocked attr-mask sa-mask wait-masks \
+	raise-blocked spawn; do
+	run_case $c
+	same_run
+	no_bugs
+	view_ok
+done
+
+# Worker 2 (page 3) leaves its last line, 3 * 64 into it, unflushed.
+run_case threads-blocked-bug
+same_run
+one_bug '"kind":"never-written-back"' '"when":"unmap"' '"offset":12480,' \
+	'"length":8,' '"point":"pmem_unmap"'
+
+# A real fault while SIGSEGV is blocked ends the process as the kernel
+# ends it (SIG_DFL, whatever handler the program set), judged first.
+run_case fault-blocked
+same_run
+no_bugs
+if [ "$watched_rc" -eq 139 ] && ! grep -qx caught "$out"; then
+	ok "$c: killed by SIGSEGV, the program's handler not run"
+else
+	bad "$c: exit $watched_rc, expected 139 without the handler"
+fi
+has_record '"type":"end","how":"signal","signal":"SIGSEGV","judged":1,' \
+	'an end record: SIGSEGV'
 
 exit $fail
