@@ -241,6 +241,25 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 /* --- pmem_map_file ------------------------------------------------------- */
 
 /*
+ * Under ntmem check: PMEM_IS_PMEM_FORCE=1 tells the program its mapping
+ * is pmem, so it persists with write-backs, whatever the file (ntmem-check
+ * (1), "Which mappings"). Read here without latching it, as PMDK reads it
+ * at the first pmem_is_pmem() call only.
+ */
+static void watch_forced(const struct ntm_ns *ns)
+{
+#ifdef NTM_RECORD
+	const char *v = getenv("PMEM_IS_PMEM_FORCE");
+
+	if (NTM_WATCH_ON() && v && atoi(v) == 1)
+		ntm_watch_rule(ntm_ns_base(ns), ntm_ns_size(ns),
+			       NTM_WATCH_RULE_CPU);
+#else
+	(void)ns;
+#endif
+}
+
+/*
  * Fail with errno @err and a message naming the step (printf-style, the
  * error's text appended), as every path out of pmem_map_file() does.
  */
@@ -420,10 +439,7 @@ void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 		goto out_undo;
 	}
 	close(fd);
-	/* The program is told it is pmem: it persists with write-backs. */
-	if (pmem_env_is_pmem_force() == 1)
-		ntm_watch_rule(ntm_ns_base(ns), ntm_ns_size(ns),
-			       NTM_WATCH_RULE_CPU);
+	watch_forced(ns);
 	if (mapped_lenp)
 		*mapped_lenp = ntm_ns_size(ns);
 	/* As PMDK: the answer pmem_is_pmem() gives, PMEM_IS_PMEM_FORCE too. */

@@ -31,6 +31,12 @@
  *     is clear has no contents. Judged at the end only, as free chunks:
  *     an object being allocated from a run has its bit set once its
  *     constructor has run;
+ *   - the generation number of a lane's second undo log (the first
+ *     extension, kept from one transaction to the next): each commit and
+ *     abort increments it without a persist (ulog_clobber_data(): after a
+ *     crash the extension is freed, its generation never read;
+ *     VALGRIND_SET_CLEAN). A program's transaction that snapshots more
+ *     than a lane's own undo log holds gets such an extension;
  *   - the persistent locks (PMEMmutex, PMEMrwlock, PMEMcond: 64 bytes in
  *     an object) libpmemobj was seen to use through its lock functions
  *     (the preload shim), while their first 8 bytes hold the pool's
@@ -61,6 +67,8 @@
 #define POOL_SIG "PMEMOBJ"	/* 8 bytes with its NUL */
 #define POOL_MAJOR_OFF 8
 #define POOL_MAJOR 6
+#define DSC_LANES_OFFSET_OFF (4096 + 1024)
+#define DSC_NLANES_OFF (4096 + 1024 + 8)
 #define DSC_HEAP_OFFSET_OFF (4096 + 1024 + 16)
 #define DSC_HEAP_SIZE_OFF 6176
 #define DSC_RUN_ID_OFF 6152
@@ -79,6 +87,20 @@
 		   (uint64_t)MAX_CHUNK * (CHUNK_HDR_SIZE + CHUNK_SIZE))
 #define ZONE_DATA_OFF ((uint64_t)ZONE_HDR_SIZE + \
 		       (uint64_t)MAX_CHUNK * CHUNK_HDR_SIZE)
+
+/*
+ * The lanes (PMDK's lane.h): 3 KiB each, three ulogs in a row (internal
+ * redo 64 + 192 bytes, external redo 64 + 640, undo 64 + 2112). A ulog's
+ * 64-byte header: checksum, next (the file offset of its extension's
+ * allocation, which starts at the next cache line: ulog_by_offset()),
+ * capacity, gen_num, flags, three unused words that are 0.
+ */
+#define LANE_SIZE 3072u
+#define LANE_UNDO_OFF (256u + 704u)
+#define MAX_LANES 65536u
+#define ULOG_NEXT_OFF 8u
+#define ULOG_GEN_NUM_OFF 24u
+#define ULOG_UNUSED_OFF 40u
 
 enum chunk_type {
 	CHUNK_FOOTER = 1,
@@ -333,6 +355,30 @@ static bool free_units(watch_obj_read_fn read, void *ctx, const struct run *r,
 	return took;
 }
 
+/*
+ * Whether the line at file offset @off (a line's start) is the header of
+ * the second ulog of a lane's undo log: a ulog's header (its unused words
+ * 0) that some lane's undo log names as its extension.
+ */
+static bool second_undo_ulog(watch_obj_read_fn read, void *ctx, uint64_t off)
+{
+	uint64_t unused[3], lanes, nlanes, next;
+
+	if (off % LINE ||
+	    !read(ctx, off + ULOG_UNUSED_OFF, unused, sizeof(unused)) ||
+	    (unused[0] | unused[1] | unused[2]) ||
+	    !read(ctx, DSC_LANES_OFFSET_OFF, &lanes, sizeof(lanes)) ||
+	    !read(ctx, DSC_NLANES_OFF, &nlanes, sizeof(nlanes)) ||
+	    nlanes > MAX_LANES)
+		return false;
+	for (uint64_t i = 0; i < nlanes; i++)
+		if (read(ctx, lanes + i * LANE_SIZE + LANE_UNDO_OFF + ULOG_NEXT_OFF,
+			 &next, sizeof(next)) && next &&
+		    (next + LINE - 1) / LINE * LINE == off)
+			return true;
+	return false;
+}
+
 /* The live locks libpmemobj used that overlap the line. */
 static bool live_locks(watch_obj_read_fn read, void *ctx, uint64_t off,
 		       uintptr_t addr, const uint8_t *now, uint8_t *image,
@@ -391,6 +437,13 @@ enum watch_obj_own watch_obj_unflushed(watch_obj_read_fn read, void *ctx,
 	if (live_locks(read, ctx, off, addr, now, image, wbdata) &&
 	    !memcmp(now, image, LINE))
 		return WATCH_OBJ_TAKEN;
+	if (memcmp(now + ULOG_GEN_NUM_OFF, image + ULOG_GEN_NUM_OFF, 8) &&
+	    second_undo_ulog(read, ctx, off)) {
+		take(off, off + ULOG_GEN_NUM_OFF, off + ULOG_GEN_NUM_OFF + 8, now,
+		     image, wbdata);
+		if (!memcmp(now, image, LINE))
+			return WATCH_OBJ_TAKEN;
+	}
 	z = (off - p.heap_off - HEAP_HDR_SIZE) / ZONE_SIZE;
 	if (!zone_of(read, ctx, &p, z, &zoff, &nchunks))
 		return WATCH_OBJ_NONE;

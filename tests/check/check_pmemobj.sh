@@ -27,6 +27,12 @@
 # "tx-flush-repeat" (pmemobj_tx_flush_repeat; its twin persists only a
 # range added with POBJ_XADD_NO_FLUSH, which the commit leaves alone).
 #
+# pmemobj_hashmap is a transactional hash map that grows (a rehash moves
+# every entry in one transaction, which extends the lane's undo log) and
+# frees what it removes: its twin, correct, gets no report (libpmemobj
+# bumps its undo log extension's generation number without a persist, on
+# purpose); its last removal's unadded count store is tx-unadded.
+#
 # Then the same programs on a disk file system without
 # PMEM_IS_PMEM_FORCE, as a developer without pmem runs them: libpmemobj
 # maps the pool itself and persists with pmem_msync(), the checker
@@ -88,6 +94,7 @@ pmemobj_store_after_persist not-written-back,never-written-back - not-synced
 pmemobj_alloc_ctor not-written-back,never-written-back,stored-after-write-back - not-synced
 pmemobj_list not-written-back,never-written-back - not-synced
 pmemobj_threads not-written-back,never-written-back - not-synced
+pmemobj_hashmap tx-unadded - tx-unadded
 "
 
 # The runs' pmem: "force" (tmpfs, PMEM_IS_PMEM_FORCE=1) or "sync" (the
