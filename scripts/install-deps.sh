@@ -20,7 +20,9 @@
 # On a system without dpkg it only checks that the commands exist.
 set -eu
 
-build_pkgs="gcc libc6-dev meson ninja-build pkg-config"
+# libdw-dev: elfutils' libdw, with which `ntmem check` prints a report's
+# frames as "function file:line" (tools/check_symbols.c).
+build_pkgs="gcc libc6-dev meson ninja-build pkg-config libdw-dev"
 # libcmocka-dev: test assertions. libpmem-dev: PMDK's own libpmem.h, to
 # prove programs written against it build and run on ntmem's drop-in.
 # fio: a real client of libpmem, run on the drop-in with verification.
@@ -65,7 +67,7 @@ bench_pkgs="libpmem1 gnuplot-nox fio"
 # built against them runs on the drop-in package); libpmemobj-dev builds
 # ntmem-tools' libpmemobj workload of ntmem bench check; valgrind: its
 # headers (Build-Depends: the client requests of src/valgrind/).
-deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev libpmem2-dev valgrind"
+deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemobj-dev libpmem2-dev valgrind libdw-dev"
 
 # make check-kernel (scripts/kernel-check.sh): qemu-system-x86 boots
 # linux-image-cloud-amd64 (installed into /boot and /lib/modules, read

@@ -3,13 +3,17 @@
  * check_print.c - a run's report printed: for a person (each bug with its
  * frames, performance notes with --perf, notes, how PROGRAM ended and a
  * summary that never says "0 errors" of a run that was not checked) or
- * as one JSON object (--json) that holds every record's line.
+ * as one JSON object (--json) that holds every record's line. Frames are
+ * symbolized (check_symbols.c): the text shows "function file:line", the
+ * JSON adds "<key>_src" beside each frames key.
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_run.h"
+#include "check_symbols.h"
 #include "report.h"
 
 /* What each kind of the contract is called in the text report. */
@@ -36,17 +40,42 @@ static void put_text(FILE *out, const char *s)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
+/* The "module+0xADDR" part of a frame as the library wrote it. */
+static const char *frame_module(const char *frame)
+{
+	const char *open = strrchr(frame, '(');
+
+	return open ? open + 1 : frame;
+}
+
 /*
  * The frames of a backtrace down to the program's main(): what lies below
  * it (libc's start-up code) is the same in every report and says nothing.
+ * Each as "function file:line (module+0xADDR)" where that is known.
+ * @exact_first: the first frame is a faulting instruction.
  */
-static void put_frames(FILE *out, const char *label, const struct strv *s)
+static void put_frames(FILE *out, const char *label, const struct strv *s,
+		       struct symbolizer *sym, bool exact_first)
 {
 	for (int i = 0; i < s->n; i++) {
+		char src[1024];
+		bool is_main;
+		const char *mod = frame_module(s->v[i]);
+
 		fprintf(out, "    %s: ", label);
-		put_text(out, s->v[i]);
+		if (symbolize(sym, s->v[i], exact_first && i == 0, src,
+			      sizeof(src), &is_main)) {
+			put_text(out, src);
+			fputs(" (", out);
+			/* the module part, without the closing parenthesis
+			 * the library's form has after it */
+			fwrite(mod, 1, strcspn(mod, ")"), out);
+			fputc(')', out);
+		} else {
+			put_text(out, s->v[i]);
+		}
 		fputc('\n', out);
-		if (!strncmp(s->v[i], "main+", 5))
+		if (is_main || !strncmp(s->v[i], "main+", 5))
 			break;
 	}
 }
@@ -82,6 +111,7 @@ void print_human(FILE *out, const struct run_report *rr, bool perf,
 	enum checked checked = run_checked(rr, why, sizeof(why));
 	/* Which process said it, when more than one did. */
 	bool many = rr->npids > 1;
+	struct symbolizer *sym = symbolizer_new();
 
 	for (int i = 0; i < rr->n; i++) {
 		const struct record *r = &rr->rec[i];
@@ -102,9 +132,10 @@ void print_human(FILE *out, const struct run_report *rr, bool perf,
 			if (many)
 				fprintf(out, " (pid %lld)", r->pid);
 			fputc('\n', out);
-			put_frames(out, "at", &r->backtrace);
-			put_frames(out, "first store", &r->first_store);
-			put_frames(out, "transaction begun", &r->tx_begin);
+			put_frames(out, "at", &r->backtrace, sym, false);
+			put_frames(out, "first store", &r->first_store, sym, true);
+			put_frames(out, "transaction begun", &r->tx_begin, sym,
+				   false);
 			break;
 		case REC_PERF:
 			if (!perf)
@@ -114,7 +145,7 @@ void print_human(FILE *out, const struct run_report *rr, bool perf,
 			if (many)
 				fprintf(out, " (pid %lld)", r->pid);
 			fputc('\n', out);
-			put_frames(out, "at", &r->site);
+			put_frames(out, "at", &r->site, sym, false);
 			break;
 		case REC_NOTE:
 			fputs("ntmem check: note: ", out);
@@ -129,6 +160,7 @@ void print_human(FILE *out, const struct run_report *rr, bool perf,
 			break;	/* counted in what was checked */
 		}
 	}
+	symbolizer_free(sym);
 	fprintf(out, "ntmem check: pid %lld %s\n", child, ended);
 	/* Never "0 errors" for a run that was not checked. */
 	if (checked == CHECKED_NONE)
@@ -200,11 +232,62 @@ static void put_json_utf8(FILE *out, const char *line)
 	}
 }
 
+/*
+ * ,"@key_src":[...] for the frames @s: each symbolized as the text report
+ * has it ("function file:line"), or null where nothing is known.
+ */
+static void put_src(FILE *out, const char *key, const struct strv *s,
+		    struct symbolizer *sym, bool exact_first)
+{
+	if (!s->n)
+		return;
+	fprintf(out, ",\"%s_src\":[", key);
+	for (int i = 0; i < s->n; i++) {
+		char src[1024];
+		bool is_main;
+
+		if (i)
+			fputc(',', out);
+		if (symbolize(sym, s->v[i], exact_first && i == 0, src,
+			      sizeof(src), &is_main))
+			report_json_string(out, src);
+		else
+			fputs("null", out);
+	}
+	fputc(']', out);
+}
+
+/*
+ * A record's line, with the symbolized frames added before its closing
+ * brace (added keys only: every key the library wrote stays as it was).
+ */
+static void put_record_json(FILE *out, const struct record *r,
+			    struct symbolizer *sym)
+{
+	size_t len = r->json ? strlen(r->json) : 0;
+	char *head;
+
+	if (!len || r->json[len - 1] != '}' ||
+	    (r->type != REC_BUG && r->type != REC_PERF) || !sym ||
+	    !(head = strndup(r->json, len - 1))) {
+		put_json_utf8(out, r->json ? r->json : "null");
+		return;
+	}
+	put_json_utf8(out, head);
+	free(head);
+	put_src(out, "backtrace", &r->backtrace, sym, false);
+	put_src(out, "first_store", &r->first_store, sym, true);
+	put_src(out, "tx_begin", &r->tx_begin, sym, false);
+	put_src(out, "site", &r->site, sym, false);
+	fputc('}', out);
+}
+
 void print_json(FILE *out, const struct run_report *rr, int status,
 		const char *ended, bool judged)
 {
 	char why[160];
 	enum checked checked = run_checked(rr, why, sizeof(why));
+	struct symbolizer *sym = symbolizer_new();
 
 	fprintf(out, "{\"errors\": %d, \"perf_notes\": %d, \"exit_status\": %d, "
 		"\"ended\": ", rr->errors, rr->perf_notes, status);
@@ -212,8 +295,9 @@ void print_json(FILE *out, const struct run_report *rr, int status,
 	fprintf(out, ", \"judged\": %s, \"reports\": [", judged ? "true" : "false");
 	for (int i = 0; i < rr->n; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
-		put_json_utf8(out, rr->rec[i].json ? rr->rec[i].json : "null");
+		put_record_json(out, &rr->rec[i], sym);
 	}
+	symbolizer_free(sym);
 	fprintf(out, "%s], \"checked\": \"%s\", \"not_checked\": ",
 		rr->n ? "\n" : "", checked_names[checked]);
 	if (*why)
