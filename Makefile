@@ -14,7 +14,11 @@
 #                 (make check-kernel); every part runs, and the summary
 #                 names what failed
 #   make mutate   the mutation proof: delete each write-back and fence of
-#                 the durability paths in turn; the recorder tests must fail
+#                 the durability paths in turn; the recorder tests must fail;
+#                 then the checker's (make mutate-checker): delete each
+#                 persistence call of the ntmem check corpus's correct
+#                 programs in turn; ntmem check must report it, on tmpfs
+#                 and a disk file, as pmem and behind a page cache
 #   make fuzz     run each libFuzzer harness for FUZZ_SECONDS (default 60)
 #   make bench    every benchmark, tables + CSV + plot in bench/out/
 #   make install  install into PREFIX (default /usr/local)
@@ -48,7 +52,7 @@ NTMEM      := $(BUILD)/tools/ntmem
 
 .PHONY: all deps demo check check-default check-default-build \
 	check-default-test check-sanitize check-tsan check-fuzz check-mutate \
-	check-aarch64 check-aarch64-run mutate fuzz bench install clean deb \
+	check-aarch64 check-aarch64-run mutate mutate-checker fuzz bench install clean deb \
 	check-deb check-kernel check-kernel-deps check-kernel-run \
 	check-kernel-guest check-kernel-full
 
@@ -267,6 +271,18 @@ check-mutate:
 mutate:
 	scripts/install-deps.sh check
 	scripts/mutate.sh --dir $(BUILD_MUT)
+	$(MAKE) --no-print-directory mutate-checker
+
+# The checker's program-mutation proof on every kind of file of the host
+# (tests/check/check_mutants.sh --all): each persistence call of the
+# corpus's correct programs deleted in turn must be reported by ntmem
+# check. make check runs it on tmpfs only.
+mutate-checker: $(BUILD)/build.ninja
+	scripts/install-deps.sh check
+	$(call tests_option,$(BUILD),enabled)
+	ninja -C $(BUILD)
+	NTMEM_CHECK_LIBDIR=$(BUILD)/src/watch sh tests/check/check_mutants.sh \
+		$(BUILD)/tools/ntmem $(BUILD)/tests/check --all
 
 # Longer runs, one harness per core, no meson timeout. Inputs that reach
 # new code are kept in $(BUILD_FUZZ)/tests/fuzz/corpus/ for the next run;

@@ -55,6 +55,7 @@ plain_memcpy not-written-back unmap point 12328 100 pmem_drain
 store_at_exit never-written-back exit exit 4120 8 exit
 ntm_ns_store never-written-back unmap unmap 4120 8 ntm_ns_close
 own_map_msync not-written-back unmap point 4120 8 pmem_persist
+two_files never-written-back unmap unmap 7256 8 pmem_unmap
 "
 # Programs that persist by what pmem_is_pmem() says, also run on a disk
 # file without PMEM_IS_PMEM_FORCE: their file is behind a page cache,
@@ -63,6 +64,8 @@ own_map_msync not-written-back unmap point 4120 8 pmem_persist
 # NAME KIND WHEN OFFSET LENGTH POINT.
 sync_corpus="
 own_map_msync not-synced unmap 4120 8 munmap
+missing_flush not-synced unmap 4120 8 pmem_unmap
+two_files not-synced unmap 7256 8 pmem_unmap
 "
 # The libpmem2 drop-in's, when it is built (pmem2_store_after_persist.c).
 if [ -x "$bindir/pmem2_store_after_persist" ]; then
@@ -208,7 +211,7 @@ if ldd "$ntmem" 2>/dev/null | grep -q 'libdw\.so'; then
 	run missing_flush
 	if grep -qE "\"first_store_src\":\[\"${inl}main $src:$line\"" "$tmp/missing_flush.json" &&
 		grep -qF '"first_store":["main+' "$tmp/missing_flush.json" &&
-		grep -q '"backtrace_src":\["main [^"]*missing_flush.c:[0-9]' \
+		grep -qE '"backtrace_src":\["([^"]*, inlined in )?main [^"]*missing_flush.c:[0-9]' \
 			"$tmp/missing_flush.json"; then
 		ok "missing_flush: --json adds first_store_src and backtrace_src, keeps first_store"
 	else

@@ -7,11 +7,20 @@
  *
  * Offsets are not multiples of 64: a checker that reports whole cache
  * lines or pages instead of the changed bytes gets them wrong.
+ *
+ * The libpmem programs persist by what pmem_is_pmem() says of their file,
+ * as libpmem(7) tells a program to, so that each is correct (its -DFIXED
+ * twin) on every kind of file: corpus_flush() and corpus_persist() are
+ * pmem_flush() and pmem_persist() on pmem, pmem_msync() behind a page
+ * cache; corpus_drain() is pmem_drain() on pmem, nothing there. Their
+ * call sites are MUTABLE (mutable.h): the program-mutation proof deletes
+ * them one at a time.
  */
 #ifndef CORPUS_H
 #define CORPUS_H
 
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +50,51 @@ static inline void corpus_path(char *path, size_t size, int argc, char **argv)
 }
 
 #ifdef PMEM_FILE_CREATE		/* the program includes <libpmem.h> first */
+#include "mutable.h"
+
+/* pmem_is_pmem() of the program's mapping (corpus_map()). */
+static bool corpus_pmem;
+
+static inline void corpus_msync(const void *p, size_t n)
+{
+	if (pmem_msync(p, n)) {
+		fprintf(stderr, "pmem_msync: %s\n", pmem_errormsg());
+		exit(1);
+	}
+}
+
+static inline void corpus_flush(const void *p, size_t n)
+{
+	if (corpus_pmem)
+		pmem_flush(p, n);
+	else
+		corpus_msync(p, n);
+}
+
+static inline void corpus_drain(void)
+{
+	if (corpus_pmem)
+		pmem_drain();
+}
+
+static inline void corpus_persist(const void *p, size_t n)
+{
+	if (corpus_pmem)
+		pmem_persist(p, n);
+	else
+		corpus_msync(p, n);
+}
+
+/* After a copy that flushed or stored non-temporally without a drain:
+ * the fence on pmem, the msync() behind a page cache. */
+static inline void corpus_drain_range(const void *p, size_t n)
+{
+	if (corpus_pmem)
+		pmem_drain();
+	else
+		corpus_msync(p, n);
+}
+
 static inline char *corpus_map(int argc, char **argv)
 {
 	char path[4096];
@@ -54,9 +108,9 @@ static inline char *corpus_map(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", path, pmem_errormsg());
 		exit(1);
 	}
-	/* is_pmem is ignored: the persistence calls are the program's,
-	 * whatever the medium (the tests force it to 1). */
-	pmem_memset_persist(base, CORPUS_FILL, len);
+	corpus_pmem = is_pmem;
+	memset(base, CORPUS_FILL, len);
+	MUTABLE(corpus_persist(base, len));
 	return base;
 }
 

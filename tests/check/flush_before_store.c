@@ -14,12 +14,12 @@ int main(int argc, char **argv)
 
 #ifdef FIXED
 	store8(p);
-	pmem_flush(p, 8);
+	MUTABLE(corpus_flush(p, 8));
 #else
-	pmem_flush(p, 8);
+	MUTABLE(corpus_flush(p, 8));
 	store8(p);
 #endif
-	pmem_drain();
+	MUTABLE(corpus_drain());
 	corpus_unmap(base);
 	return 0;
 }

@@ -13,9 +13,9 @@ int main(int argc, char **argv)
 	char *p = base + CORPUS_OFF;
 
 	store8(p);
-	pmem_flush(p, 8);
+	MUTABLE(corpus_flush(p, 8));
 #ifdef FIXED
-	pmem_drain();
+	MUTABLE(corpus_drain());
 #endif
 	corpus_unmap(base);
 	return 0;

@@ -14,9 +14,9 @@ int main(int argc, char **argv)
 
 	store8(p);
 #ifdef FIXED
-	pmem_flush(p, 8);
+	MUTABLE(corpus_flush(p, 8));
 #endif
-	pmem_drain();
+	MUTABLE(corpus_drain());
 	corpus_unmap(base);
 	return 0;
 }

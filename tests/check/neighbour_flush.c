@@ -14,9 +14,9 @@ int main(int argc, char **argv)
 
 	store8(p);
 #ifdef FIXED
-	pmem_persist(p, 8);
+	MUTABLE(corpus_persist(p, 8));
 #else
-	pmem_persist(base + (CORPUS_OFF & ~63) + 64, 64);
+	MUTABLE(corpus_persist(base + (CORPUS_OFF & ~63) + 64, 64));
 #endif
 	corpus_unmap(base);
 	return 0;

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 	pmem_memcpy(base + 8192 + 24, src, sizeof(src),
 		    PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
 #ifdef FIXED
-	pmem_drain();
+	MUTABLE(corpus_drain_range(base + 8192 + 24, sizeof(src)));
 #endif
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include <ntmem.h>
 #include "corpus.h"
+#include "mutable.h"
 
 int main(int argc, char **argv)
 {
@@ -21,10 +22,11 @@ int main(int argc, char **argv)
 	char *base = ntm_ns_base(ns);
 
 	memset(base, CORPUS_FILL, CORPUS_LEN);
-	ntm_persist(base, CORPUS_LEN);
+	/* The namespace's persist: msync() behind a page cache too. */
+	MUTABLE(ntm_ns_persist(ns, base, CORPUS_LEN));
 	store8(base + CORPUS_OFF);
 #ifdef FIXED
-	ntm_persist(base + CORPUS_OFF, 8);
+	MUTABLE(ntm_ns_persist(ns, base + CORPUS_OFF, 8));
 #endif
 	ntm_ns_close(ns);
 	return 0;

@@ -48,14 +48,14 @@ int main(int argc, char **argv)
 	close(fd);
 	is_pmem = pmem_is_pmem(base, CORPUS_LEN);
 	memset(base, CORPUS_FILL, CORPUS_LEN);
-	persist(base, CORPUS_LEN);
+	MUTABLE(persist(base, CORPUS_LEN));
 
 	store8(base + CORPUS_OFF);
 	store8(base + 2 * CORPUS_OFF);
 #ifdef FIXED
-	persist(base + CORPUS_OFF, 8);
+	MUTABLE(persist(base + CORPUS_OFF, 8));
 #endif
-	persist(base + 2 * CORPUS_OFF, 8);
+	MUTABLE(persist(base + 2 * CORPUS_OFF, 8));
 	if (munmap(base, CORPUS_LEN)) {
 		perror("munmap");
 		return 1;

@@ -14,11 +14,12 @@ int main(int argc, char **argv)
 
 	memset(src, 0xc3, sizeof(src));	/* every byte differs from the fill */
 #ifdef FIXED
-	pmem_memcpy_persist(base + 12288 + 40, src, sizeof(src));
+	pmem_memcpy_nodrain(base + 12288 + 40, src, sizeof(src));
+	MUTABLE(corpus_drain_range(base + 12288 + 40, sizeof(src)));
 #else
 	memcpy(base + 12288 + 40, src, sizeof(src));
+	MUTABLE(corpus_drain());
 #endif
-	pmem_drain();
 	corpus_unmap(base);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "corpus.h"
+#include "mutable.h"
 
 struct corpus2 {
 	int fd;

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 	c.memcpy(c.base + 8192 + 8, record, sizeof(record), 0);
 	store8(c.base + CORPUS_OFF);	/* the valid flag */
 #ifdef FIXED
-	c.persist(c.base + CORPUS_OFF, 8);
+	MUTABLE(c.persist(c.base + CORPUS_OFF, 8));
 #endif
 	corpus2_unmap(&c);
 	return 0;

@@ -21,7 +21,7 @@ static int construct(PMEMobjpool *pop, void *ptr, void *arg)
 	(void)arg;
 	store8((char *)&o->value);
 #ifdef FIXED
-	pmemobj_persist(pop, &o->value, sizeof(o->value));
+	MUTABLE(pmemobj_persist(pop, &o->value, sizeof(o->value)));
 #else
 	(void)pop;
 #endif

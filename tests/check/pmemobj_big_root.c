@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	char *r = pobj_root(pop, ROOT_SIZE);
 
 	memset(r, 0x5a, ROOT_SIZE);
-	pmemobj_persist(pop, r, ROOT_SIZE);
+	MUTABLE(pmemobj_persist(pop, r, ROOT_SIZE));
 	pobj_close(pop);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "corpus.h"
+#include "mutable.h"
 
 static inline PMEMobjpool *pobj_create(int argc, char **argv)
 {

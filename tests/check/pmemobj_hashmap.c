@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A transactional hash map written against libpmemobj's documented API
- * only: chained buckets, inserts that grow the table (a rehash moves every
- * entry into a new bucket array in one transaction and frees the old
- * one), updates in place, and removals that free their entries. Every
+ * only: chained buckets, inserts that grow the table (a rehash splits the
+ * chains over a new bucket array four times larger in one transaction
+ * and frees the old one), updates in place, and removals that free their
+ * entries and shrink the table (chains merged into one a quarter the
+ * size) when it is less than half full. Every
  * change is one transaction that adds what it stores to.
  * Bug: the last removal stores the map's count without adding it to its
  * transaction. With -DFIXED it adds it, and the program is correct: no
@@ -58,15 +60,15 @@ static void rehash(uint64_t n)
 			PMEMoid *slot = bucket_of(en->key, fresh, n);
 
 			/* fresh was allocated in this transaction: no add. */
-			pmemobj_tx_add_range_direct(&en->next, sizeof(en->next));
+			MUTABLE(pmemobj_tx_add_range_direct(&en->next, sizeof(en->next)));
 			en->next = *slot;
 			*slot = e;
 			e = next;
 		}
 	}
 	pmemobj_tx_free(m->buckets);
-	/* Not the count: the insert added it already. */
-	pmemobj_tx_add_range_direct(m, offsetof(struct map, count));
+	/* Not the count: the insert or removal added it already. */
+	MUTABLE(pmemobj_tx_add_range_direct(m, offsetof(struct map, count)));
 	m->buckets = fresh;
 	m->nbuckets = n;
 }
@@ -82,8 +84,7 @@ static void insert(uint64_t key, uint64_t value)
 		for (; !OID_IS_NULL(e); e = en->next) {
 			en = pmemobj_direct(e);
 			if (en->key == key) {
-				pmemobj_tx_add_range_direct(&en->value,
-							    sizeof(en->value));
+				MUTABLE(pmemobj_tx_add_range_direct(&en->value, sizeof(en->value)));
 				en->value = value;
 				break;
 			}
@@ -94,9 +95,9 @@ static void insert(uint64_t key, uint64_t value)
 			en->key = key;
 			en->value = value;
 			en->next = *slot;
-			pmemobj_tx_add_range_direct(slot, sizeof(*slot));
+			MUTABLE(pmemobj_tx_add_range_direct(slot, sizeof(*slot)));
 			*slot = fresh;
-			pmemobj_tx_add_range_direct(&m->count, sizeof(m->count));
+			MUTABLE(pmemobj_tx_add_range_direct(&m->count, sizeof(m->count)));
 			m->count++;
 			if (m->count > 2 * m->nbuckets)
 				rehash(4 * m->nbuckets);
@@ -122,13 +123,17 @@ static bool remove_key(uint64_t key, bool add_count)
 			if (en->key == key) {
 				PMEMoid gone = *link;
 
-				pmemobj_tx_add_range_direct(link, sizeof(*link));
+				MUTABLE(pmemobj_tx_add_range_direct(link, sizeof(*link)));
 				*link = en->next;
 				pmemobj_tx_free(gone);
 				if (add_count)
-					pmemobj_tx_add_range_direct(&m->count,
-								    sizeof(m->count));
+					MUTABLE(pmemobj_tx_add_range_direct(&m->count, sizeof(m->count)));
 				m->count--;
+				/* Shrink (entries of buckets merged) when a
+				 * quarter of the table would hold them. */
+				if (m->count < m->nbuckets / 2 &&
+				    m->nbuckets > INITIAL_BUCKETS)
+					rehash(m->nbuckets / 4);
 				found = true;
 				break;
 			}
@@ -176,7 +181,7 @@ static void expect_count_change(uint64_t before)
 static void map_init(void)
 {
 	TX_BEGIN(pop) {
-		pmemobj_tx_add_range_direct(m, sizeof(*m));
+		MUTABLE(pmemobj_tx_add_range_direct(m, sizeof(*m)));
 		m->buckets = pmemobj_tx_zalloc(INITIAL_BUCKETS * sizeof(PMEMoid), 1);
 		m->nbuckets = INITIAL_BUCKETS;
 		m->count = 0;

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 	first = POBJ_LIST_FIRST(&r->head);
 	store8((char *)&D_RW(first)->value);
 #ifdef FIXED
-	pmemobj_persist(pop, &D_RW(first)->value, sizeof(uint64_t));
+	MUTABLE(pmemobj_persist(pop, &D_RW(first)->value, sizeof(uint64_t)));
 #endif
 	pobj_expect(pop, &D_RO(first)->value, sizeof(uint64_t));
 	pobj_close(pop);

@@ -20,10 +20,10 @@ int main(int argc, char **argv)
 	struct root *r = pobj_root(pop, sizeof(*r));
 
 	r->persisted = CORPUS_VALUE;
-	pmemobj_persist(pop, &r->persisted, sizeof(r->persisted));
+	MUTABLE(pmemobj_persist(pop, &r->persisted, sizeof(r->persisted)));
 	store8((char *)&r->forgotten);
 #ifdef FIXED
-	pmemobj_persist(pop, &r->forgotten, sizeof(r->forgotten));
+	MUTABLE(pmemobj_persist(pop, &r->forgotten, sizeof(r->forgotten)));
 #endif
 	pobj_expect(pop, &r->forgotten, sizeof(r->forgotten));
 	pobj_close(pop);

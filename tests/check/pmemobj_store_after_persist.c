@@ -20,10 +20,10 @@ int main(int argc, char **argv)
 	struct root *r = pobj_root(pop, sizeof(*r));
 
 	store8((char *)&r->first);
-	pmemobj_persist(pop, &r->first, sizeof(r->first));
+	MUTABLE(pmemobj_persist(pop, &r->first, sizeof(r->first)));
 	store8((char *)&r->second);
 #ifdef FIXED
-	pmemobj_persist(pop, &r->second, sizeof(r->second));
+	MUTABLE(pmemobj_persist(pop, &r->second, sizeof(r->second)));
 #endif
 	pobj_expect(pop, &r->second, sizeof(r->second));
 	pobj_close(pop);

@@ -47,7 +47,7 @@ static void *work(void *arg)
 	o = pmemobj_direct(w->oid);
 	for (int i = 0; i < ROUNDS; i++) {
 		TX_BEGIN(w->pop) {
-			pmemobj_tx_add_range_direct(&o->count, sizeof(o->count));
+			MUTABLE(pmemobj_tx_add_range_direct(&o->count, sizeof(o->count)));
 			o->count++;
 		} TX_ONABORT {
 			w->failed = 1;
@@ -57,7 +57,7 @@ static void *work(void *arg)
 	if (w->index == 0) {
 		store8((char *)&o->last);
 #ifdef FIXED
-		pmemobj_persist(w->pop, &o->last, sizeof(o->last));
+		MUTABLE(pmemobj_persist(w->pop, &o->last, sizeof(o->last)));
 #endif
 	}
 	return NULL;

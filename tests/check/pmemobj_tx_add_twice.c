@@ -21,10 +21,10 @@ int main(int argc, char **argv)
 
 	TX_BEGIN(pop) {
 #ifndef FIXED
-		pmemobj_tx_add_range_direct(&r->first, sizeof(r->first));
+		MUTABLE(pmemobj_tx_add_range_direct(&r->first, sizeof(r->first)));
 		store8((char *)&r->first);
 #endif
-		pmemobj_tx_add_range_direct(r, sizeof(*r));
+		MUTABLE(pmemobj_tx_add_range_direct(r, sizeof(*r)));
 		store8((char *)&r->first);
 		store8((char *)&r->second);
 	} TX_ONABORT {

@@ -24,16 +24,14 @@ int main(int argc, char **argv)
 	struct root *r = pobj_root(pop, sizeof(*r));
 
 	TX_BEGIN(pop) {
-		pmemobj_tx_add_range_direct(&r->value, sizeof(r->value));
+		MUTABLE(pmemobj_tx_add_range_direct(&r->value, sizeof(r->value)));
 		store8((char *)&r->value);
 #ifndef FIXED
-		pmemobj_persist(pop, &r->value, sizeof(r->value));
+		MUTABLE(pmemobj_persist(pop, &r->value, sizeof(r->value)));
 #else
-		pmemobj_tx_xadd_range_direct(&r->unflushed,
-					     sizeof(r->unflushed),
-					     POBJ_XADD_NO_FLUSH);
+		MUTABLE(pmemobj_tx_xadd_range_direct(&r->unflushed, sizeof(r->unflushed), POBJ_XADD_NO_FLUSH));
 		store8((char *)&r->unflushed);
-		pmemobj_persist(pop, &r->unflushed, sizeof(r->unflushed));
+		MUTABLE(pmemobj_persist(pop, &r->unflushed, sizeof(r->unflushed)));
 #endif
 	} TX_ONABORT {
 		fprintf(stderr, "transaction aborted: %s\n", pmemobj_errormsg());

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	pobj_root(pop, sizeof(struct root));
 	r = POBJ_ROOT(pop, struct root);
 	TX_BEGIN(pop) {
-		TX_ADD_FIELD(r, added);
+		MUTABLE(TX_ADD_FIELD(r, added));
 		store8((char *)&D_RW(r)->added);
 #ifdef FIXED
 		TX_SET(r, neighbour, CORPUS_VALUE);

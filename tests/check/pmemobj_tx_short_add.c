@@ -21,9 +21,9 @@ int main(int argc, char **argv)
 
 	TX_BEGIN(pop) {
 #ifdef FIXED
-		pmemobj_tx_add_range_direct(r->pair, sizeof(r->pair));
+		MUTABLE(pmemobj_tx_add_range_direct(r->pair, sizeof(r->pair)));
 #else
-		pmemobj_tx_add_range_direct(r->pair, sizeof(r->pair[0]));
+		MUTABLE(pmemobj_tx_add_range_direct(r->pair, sizeof(r->pair[0])));
 #endif
 		store8((char *)&r->pair[0]);
 		store8((char *)&r->pair[1]);

@@ -21,10 +21,10 @@ int main(int argc, char **argv)
 	struct root *r = pobj_root(pop, sizeof(*r));
 
 	TX_BEGIN(pop) {
-		pmemobj_tx_add_range_direct(&r->added, sizeof(r->added));
+		MUTABLE(pmemobj_tx_add_range_direct(&r->added, sizeof(r->added)));
 		store8((char *)&r->added);
 #ifdef FIXED
-		pmemobj_tx_add_range_direct(&r->unadded, sizeof(r->unadded));
+		MUTABLE(pmemobj_tx_add_range_direct(&r->unadded, sizeof(r->unadded)));
 #endif
 		store8((char *)&r->unadded);
 	} TX_ONABORT {

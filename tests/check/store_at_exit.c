@@ -13,10 +13,11 @@ int main(int argc, char **argv)
 	char record[40];
 
 	memset(record, 0xc3, sizeof(record));
-	pmem_memcpy_persist(base + 8192 + 8, record, sizeof(record));
+	pmem_memcpy_nodrain(base + 8192 + 8, record, sizeof(record));
+	MUTABLE(corpus_drain_range(base + 8192 + 8, sizeof(record)));
 	store8(base + CORPUS_OFF);	/* the valid flag */
 #ifdef FIXED
-	pmem_persist(base + CORPUS_OFF, 8);
+	MUTABLE(corpus_persist(base + CORPUS_OFF, 8));
 #endif
 	return 0;
 }
