@@ -135,6 +135,13 @@ fi
 for f in "$build"/tests/check/*; do
 	[ -f "$f" ] && [ -x "$f" ] && copy_elf "$f" "/ntmem/tests/check/$(basename "$f")"
 done
+# The checker's program-mutation proof (tests/check/check_mutants.sh): the
+# script, its list of equivalent mutants, the corpus's sources (a site is
+# named by its source line) and the test library it sources.
+mkdir -p "$root/ntmem-src/tests/check" "$root/ntmem-src/tests/lib"
+cp "$src/tests/check/check_mutants.sh" "$src/tests/check/mutants_equivalent" \
+	"$src"/tests/check/*.c "$src"/tests/check/*.h "$root/ntmem-src/tests/check/"
+cp "$src/tests/lib/cli_lib.sh" "$root/ntmem-src/tests/lib/"
 
 # make check-kernel-full's guest (NTMEM_KERNEL_STAGE_FULL=1): its stage,
 # the tests it runs and python3 (scripts/kernel-stage-full.sh).

@@ -243,6 +243,26 @@ checker_corpus() {
 	done
 }
 
+# checker_mutants WHAT: the checker's program-mutation proof
+# (tests/check/check_mutants.sh) on the DAX file system mounted on $MNT:
+# each persistence call of the corpus's correct programs deleted in turn
+# is reported there too (MAP_SYNC mappings, pmem as they are). The
+# libpmemobj programs, about 7 s a run under TCG, are left out here.
+checker_mutants() {
+	script=/ntmem-src/tests/check/check_mutants.sh
+	if [ ! -f "$script" ] || [ ! -d "$P/src/watch" ]; then
+		skip "$1: the checker's mutation proof" "the corpus or the checking library not built"
+		return
+	fi
+	mkdir -p "$MNT/mutants"
+	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS=dax \
+		NTMEM_MUTANTS_DAX_DIR="$MNT/mutants" NTMEM_DISK_TMPDIR="$MNT" \
+		NTMEM_MUTANTS_SKIP='pmemobj_*' sh "$script" "$NTMEM" "$P/tests/check"
+	result $? "$1: every mutant of the checker's corpus reported (deleted persistence calls)"
+	grep '^# recall\|^# .* programs\|^not ok\|^# equivalent' "$out" | sed 's/^# //; s/^/# /'
+	rm -rf "$MNT/mutants"
+}
+
 # obj_checks WHERE POOL SIZE: Debian's libpmemobj on both libpmems,
 # without PMEM_IS_PMEM_FORCE: a pool at POOL (a new file of SIZE bytes,
 # or a devdax device with SIZE 0: the whole device, its first 2 MiB
@@ -470,6 +490,7 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; 
 		memmap_seed "fsdax map=dev" "$seen" "$MNT/ns"
 		pmemblk_checks "ext4 dax" "$MNT/pool" 67108864
 		checker_corpus "ext4 dax"
+		checker_mutants "ext4 dax"
 		checker_fio "ext4 dax"
 		checker_pmemobj "ext4 dax"
 		scratch_test_programs "ext4 dax"
