@@ -98,8 +98,21 @@ static bool take_fault(uintptr_t addr, const void *ucv)
 	if (!watch_page_is_meta(r, a))
 		watch_tx_fault(a, frames, n);
 	err = watch_page_dirty(r, a, frames, n);
+	if (err) {
+		/*
+		 * The page cannot be made writable alone: a Device DAX of
+		 * 2 MiB alignment splits only at its alignment (EINVAL), or
+		 * no memory for its record. The program's store must still
+		 * go through: the whole mapping stops being watched, with an
+		 * unwatched note (the run is then checked in part).
+		 */
+		watch_forget(r->start, r->end, err == -ENOMEM ?
+			     "no memory to watch a page" :
+			     "a page of it cannot be unprotected alone (a device "
+			     "dax splits only at its alignment)");
+	}
 	watch_unlock();
-	return err == 0;
+	return true;
 }
 
 /*

@@ -18,9 +18,12 @@
 #   disk        a disk file system as it is (--all only)
 #   dax         a DAX file system (NTMEM_MUTANTS_DAX_DIR, the kernel
 #               guest's ext4 -o dax): MAP_SYNC mappings, pmem as they are
+#   devdax      a Device DAX (NTMEM_MUTANTS_DEVDAX, the guest's 4 KiB
+#               aligned one): the libpmem programs use its first 1 MiB
 #
 # NTMEM_MUTANTS_KINDS names the kinds to run instead (make check-kernel:
-# "dax"); NTMEM_MUTANTS_SKIP, a shell pattern, the programs left out.
+# "dax", "devdax"); NTMEM_MUTANTS_SKIP, shell patterns, the programs left
+# out.
 #
 # every original must run under `ntmem check` with no report at all,
 # checked in full; every mutant must get a bug report, unless it is
@@ -82,6 +85,7 @@ kind_env() {
 	tmpfs*) dir=$tmp/files ;;
 	disk*) dir=$disk/files ;;
 	dax) dir=${NTMEM_MUTANTS_DAX_DIR:?the dax kind needs NTMEM_MUTANTS_DAX_DIR}/files ;;
+	devdax) dir=${NTMEM_MUTANTS_DEVDAX:?the devdax kind needs NTMEM_MUTANTS_DEVDAX} ;;
 	esac
 	case $1 in
 	*-pmem) envs="PMEM_IS_PMEM_FORCE=1 PMEM2_FORCE_GRANULARITY=CACHE_LINE" ;;
@@ -93,7 +97,7 @@ kind_env() {
 # reached sites in $tmp/sites (originals only), its bug records counted
 # in $bugs, $checked "all" when the run was checked in full.
 run() {
-	rm -rf "${dir:?}" && mkdir -p "$dir" || exit 1
+	[ -c "$dir" ] || { rm -rf "${dir:?}" && mkdir -p "$dir"; } || exit 1
 	: >"$tmp/sites"
 	sites=
 	[ -n "${2:-}" ] || sites=$tmp/sites
@@ -127,8 +131,12 @@ for kind in $kinds; do
 	kind_env "$kind"
 	n=0 reported=0 equiv=0
 	for prog in $progs; do
-		# shellcheck disable=SC2254 # a pattern on purpose
-		case $prog in ${NTMEM_MUTANTS_SKIP:-/}) continue ;; esac
+		left_out=
+		for pat in ${NTMEM_MUTANTS_SKIP:-}; do
+			# shellcheck disable=SC2254 # a pattern on purpose
+			case $prog in $pat) left_out=1 ;; esac
+		done
+		[ -z "$left_out" ] || continue
 		if [ ! -x "$bindir/$prog" ]; then
 			echo "# $prog not built: left out"
 			continue

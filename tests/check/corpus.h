@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CORPUS_LEN ((size_t)1 << 20)
 #define CORPUS_FILL 0x5a
@@ -39,21 +40,31 @@ static inline void store8(char *p)
 	*(volatile uint64_t *)p = CORPUS_VALUE;
 }
 
-/* DIR/<program name>.pmem, the name the test expects in the report */
+/*
+ * DIR/<program name>.pmem, the name the test expects in the report; DIR
+ * may be a Device DAX instead (/dev/daxN.M): the libpmem programs then
+ * use its first CORPUS_LEN bytes.
+ */
 static inline void corpus_path(char *path, size_t size, int argc, char **argv)
 {
+	struct stat st;
+
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		exit(2);
 	}
-	snprintf(path, size, "%s/%s.pmem", argv[1], basename(argv[0]));
+	if (!stat(argv[1], &st) && S_ISCHR(st.st_mode))
+		snprintf(path, size, "%s", argv[1]);
+	else
+		snprintf(path, size, "%s/%s.pmem", argv[1], basename(argv[0]));
 }
 
 #ifdef PMEM_FILE_CREATE		/* the program includes <libpmem.h> first */
 #include "mutable.h"
 
-/* pmem_is_pmem() of the program's mapping (corpus_map()). */
+/* pmem_is_pmem() of the program's mapping (corpus_map()), its length. */
 static bool corpus_pmem;
+static size_t corpus_mapped;
 
 static inline void corpus_msync(const void *p, size_t n)
 {
@@ -102,21 +113,32 @@ static inline char *corpus_map(int argc, char **argv)
 	int is_pmem;
 
 	corpus_path(path, sizeof(path), argc, argv);
-	char *base = pmem_map_file(path, CORPUS_LEN, PMEM_FILE_CREATE, 0600,
-				   &len, &is_pmem);
-	if (base == NULL || len != CORPUS_LEN) {
+	/* A device dax is mapped whole, with no length and no flags. */
+	bool device = !strcmp(path, argv[1]);
+	char *base = pmem_map_file(path, device ? 0 : CORPUS_LEN,
+				   device ? 0 : PMEM_FILE_CREATE, 0600, &len,
+				   &is_pmem);
+	if (base == NULL || len < CORPUS_LEN) {
 		fprintf(stderr, "%s: %s\n", path, pmem_errormsg());
 		exit(1);
 	}
 	corpus_pmem = is_pmem;
-	memset(base, CORPUS_FILL, len);
-	MUTABLE(corpus_persist(base, len));
+	corpus_mapped = len;
+	/* A device keeps the last run's bytes: back to zero first, so the
+	 * fill below changes every byte as on a new file (no site: this is
+	 * the state a new file starts in). */
+	if (device) {
+		memset(base, 0, CORPUS_LEN);
+		pmem_persist(base, CORPUS_LEN);
+	}
+	memset(base, CORPUS_FILL, CORPUS_LEN);
+	MUTABLE(corpus_persist(base, CORPUS_LEN));
 	return base;
 }
 
 static inline void corpus_unmap(char *base)
 {
-	if (pmem_unmap(base, CORPUS_LEN) != 0) {
+	if (pmem_unmap(base, corpus_mapped) != 0) {
 		perror("pmem_unmap");
 		exit(1);
 	}

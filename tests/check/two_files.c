@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		corpus_pmem = is_pmem;
+		corpus_mapped = len;	/* for corpus_unmap() */
 		memset(f[i].base, CORPUS_FILL, CORPUS_LEN);
 		MUTABLE(corpus_persist(f[i].base, CORPUS_LEN));
 	}

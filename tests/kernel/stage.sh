@@ -243,24 +243,48 @@ checker_corpus() {
 	done
 }
 
-# checker_mutants WHAT: the checker's program-mutation proof
-# (tests/check/check_mutants.sh) on the DAX file system mounted on $MNT:
-# each persistence call of the corpus's correct programs deleted in turn
-# is reported there too (MAP_SYNC mappings, pmem as they are). The
-# libpmemobj programs, about 7 s a run under TCG, are left out here.
+# checker_mutants WHAT KIND WHERE [SKIP]: the checker's program-mutation
+# proof (tests/check/check_mutants.sh) on KIND: "dax", the DAX file system
+# mounted on WHERE (MAP_SYNC mappings, pmem as they are), or "devdax",
+# the device WHERE: each persistence call of the corpus's correct
+# programs deleted in turn is reported there too. The libpmemobj
+# programs, about 7 s a run under TCG, are left out (SKIP: more patterns
+# of programs left out).
 checker_mutants() {
 	script=/ntmem-src/tests/check/check_mutants.sh
 	if [ ! -f "$script" ] || [ ! -d "$P/src/watch" ]; then
 		skip "$1: the checker's mutation proof" "the corpus or the checking library not built"
 		return
 	fi
-	mkdir -p "$MNT/mutants"
-	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS=dax \
-		NTMEM_MUTANTS_DAX_DIR="$MNT/mutants" NTMEM_DISK_TMPDIR="$MNT" \
-		NTMEM_MUTANTS_SKIP='pmemobj_*' sh "$script" "$NTMEM" "$P/tests/check"
+	case $2 in
+	dax) mkdir -p "$3/mutants"; where="NTMEM_MUTANTS_DAX_DIR=$3/mutants" ;;
+	devdax) where="NTMEM_MUTANTS_DEVDAX=$3" ;;
+	esac
+	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS="$2" \
+		"$where" NTMEM_DISK_TMPDIR=/tmp \
+		NTMEM_MUTANTS_SKIP="pmemobj_* ${4:-}" sh "$script" "$NTMEM" "$P/tests/check"
 	result $? "$1: every mutant of the checker's corpus reported (deleted persistence calls)"
 	grep '^# recall\|^# .* programs\|^not ok\|^# equivalent' "$out" | sed 's/^# //; s/^/# /'
-	rm -rf "$MNT/mutants"
+	[ "$2" = devdax ] || rm -rf "$3/mutants"
+}
+
+# checker_devdax_2m WHAT DEV: a program under ntmem check on a Device DAX
+# of 2 MiB alignment, whose single pages cannot be write-protected and
+# unprotected alone: the mapping stops being watched at the first store,
+# the program runs to its end (never killed), the run is checked in part
+# (exit 4) and its report says why.
+checker_devdax_2m() {
+	if [ ! -x "$P/tests/check/missing_flush_fixed" ] || [ ! -d "$P/src/watch" ]; then
+		skip "$1: ntmem check on it" "the corpus or the checking library not built"
+		return
+	fi
+	run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check -- \
+		"$P/tests/check/missing_flush_fixed" "$2"
+	st=$?
+	[ "$st" -eq 4 ] && grep -q 'checked in part' "$err" &&
+		grep -q 'cannot be unprotected alone' "$err"
+	result $? "$1: ntmem check on a program that stores to it: checked in part (exit 4), never killed"
+	[ "$st" -eq 4 ] || { said "$st" "ntmem check"; show "$err" 8; }
 }
 
 # obj_checks WHERE POOL SIZE: Debian's libpmemobj on both libpmems,
@@ -490,7 +514,7 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$nfit_region" -m fsdax -M dev; 
 		memmap_seed "fsdax map=dev" "$seen" "$MNT/ns"
 		pmemblk_checks "ext4 dax" "$MNT/pool" 67108864
 		checker_corpus "ext4 dax"
-		checker_mutants "ext4 dax"
+		checker_mutants "ext4 dax" dax "$MNT"
 		checker_fio "ext4 dax"
 		checker_pmemobj "ext4 dax"
 		scratch_test_programs "ext4 dax"
@@ -534,6 +558,7 @@ if ns_check "NVDIMM: devdax namespace, align 2M" "$nfit_region" -m devdax -a 2M;
 	check_words "devdax 2M: ntm_ns_open says devdax, cpu-durable, 2 MiB aligned" \
 		"kind=devdax cpu_durable=1 align=2097152" "$PROBE" info "$dax"
 	check "devdax 2M: a pattern persisted and read back" "$PROBE" write "$dax"
+	checker_devdax_2m "devdax 2M" "$dax"
 	pmem_checks "devdax 2M" "$dax" 1 1
 	pmem2_checks "devdax 2M" "$dax" \
 		"size=$(cat "/sys/bus/dax/devices/${dax#/dev/}/size") align=2097152 map_byte=$PMEM2_NO_GRANULARITY granularity=CACHE_LINE deep_flush=0 badblocks=0"
@@ -569,6 +594,11 @@ if ns_check "NVDIMM: devdax namespace, align 4K" "$nfit_region" -m devdax -a 4K;
 	fi
 	check_words "devdax 4K: ntm_ns_open says devdax, 4 KiB aligned" \
 		"kind=devdax cpu_durable=1 align=4096" "$PROBE" info "$dev"
+	# Programs that map files of their own (two of them, one created
+	# with open(), ntm_ns_create(), libpmem2's ftruncate()) cannot use
+	# a device.
+	checker_mutants "devdax 4K" devdax "$dev" \
+		"two_files_* own_map_msync_* ntm_ns_store_* pmem2_*"
 	check "devdax 4K: a pattern persisted and read back" "$PROBE" write "$dev"
 	pmem2_checks "devdax 4K" "$dev" "align=4096 granularity=CACHE_LINE badblocks=0"
 fi
