@@ -12,8 +12,8 @@
  *     default: while the program leaves one at SIG_DFL the checker's
  *     handler stands in, judges what the program left, and dies of the
  *     signal as the program would have (the program is told SIG_DFL);
- *   sigaction() of every other signal: a handler's sa_mask never blocks
- *     SIGSEGV in fact (the program is told it does);
+ *   sigaction()/signal() of any signal: a handler's sa_mask never
+ *     blocks SIGSEGV in fact (the program is told it does);
  *   pthread_sigmask(), sigprocmask(), pthread_create(), and the temporary
  *     masks of sigsuspend(), pselect(), ppoll(), epoll_pwait(),
  *     epoll_pwait2(): SIGSEGV, which the checker's faults need, stays
@@ -114,7 +114,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	const struct ntm_watch_ops *o = watching();
 	REAL(sigaction);
 
-	if (o && o->keeps_signal(sig))
+	if (o)
 		return o->signal_action(sig, act, old);
 	return real_sigaction(sig, act, old);
 }
@@ -125,7 +125,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 	struct sigaction act = { .sa_handler = handler }, old;
 	static sighandler_t (*real_signal)(int, sighandler_t);
 
-	if (!o || !o->keeps_signal(sig)) {
+	if (!o) {
 		if (!real_signal)
 			real_signal = (sighandler_t (*)(int, sighandler_t))
 				dlsym(RTLD_NEXT, "signal");
@@ -261,13 +261,12 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr,
 		return ENOSYS;
 	if (!o || !(s = malloc(sizeof(*s))))
 		return real_pthread_create(t, attr, fn, arg);
-	/* A mask the attribute sets is the thread's (blocked in fact, the
-	 * thread opens it); else it inherits its creator's. */
-	*s = (struct thread_start){
-		.fn = fn, .arg = arg,
-		.segv_blocked = !(attr && !pthread_attr_getsigmask_np(attr, &attr_mask)) &&
-				o->segv_blocked(),
-	};
+	*s = (struct thread_start){ .fn = fn, .arg = arg };
+	/* A mask the attribute sets is the thread's own (blocked in fact,
+	 * the thread opens it and takes it as its view); else it inherits
+	 * its creator's view. */
+	if (!attr || pthread_attr_getsigmask_np(attr, &attr_mask))
+		s->segv_blocked = o->segv_blocked();
 	ret = real_pthread_create(t, attr, thread_trampoline, s);
 	if (ret)
 		free(s);

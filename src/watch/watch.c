@@ -213,7 +213,6 @@ static void fork_child(void)
 }
 
 static const struct ntm_watch_ops ops = {
-	.keeps_signal = watch_keeps_signal,
 	.signal_action = watch_signal_action,
 	.will_store = watch_will_store,
 	.will_unmap = watch_will_unmap,

@@ -183,11 +183,10 @@ enum ntm_watch_obj {
 #define NTM_WATCH_OBJ_NOT_WORK 2u
 
 struct ntm_watch_ops {
-	/* Whether the checker keeps the program's action for @sig. */
-	bool (*keeps_signal)(int sig);
-	/* sigaction(sig, ...) of the program for such a signal: SIGSEGV's
+	/* sigaction(sig, ...) of the program, for every signal: SIGSEGV's
 	 * action is kept, not installed; a fatal signal's SIG_DFL has the
-	 * checker's handler stand in, which judges, then dies of it. */
+	 * checker's handler stand in, which judges, then dies of it; no
+	 * handler's sa_mask blocks SIGSEGV in fact. */
 	int (*signal_action)(int sig, const struct sigaction *act,
 			     struct sigaction *old);
 	/*

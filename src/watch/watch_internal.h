@@ -518,7 +518,6 @@ void watch_segv_open(void);
 int watch_segv_action(const struct sigaction *act, struct sigaction *old);
 void watch_fatal_install(void);
 const char *watch_signal_name(int sig, char *buf, size_t len);
-bool watch_keeps_signal(int sig);
 int watch_signal_action(int sig, const struct sigaction *act,
 			struct sigaction *old);
 void watch_will_store(void *p, size_t n);

@@ -43,9 +43,10 @@ static void watch_range(uintptr_t start, uintptr_t end, const char *path,
  */
 static bool sync_rule_of(bool device, bool map_sync)
 {
+	/* Read as libpmem reads it: atoi(), 1 is "always". */
 	const char *force = getenv("PMEM_IS_PMEM_FORCE");
 
-	return !device && !map_sync && !(force && !strcmp(force, "1"));
+	return !device && !map_sync && !(force && atoi(force) == 1);
 }
 
 /* Whether the mapping starting at @lo was made with MAP_SYNC: its

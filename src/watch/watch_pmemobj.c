@@ -99,8 +99,9 @@
 #define LANE_UNDO_OFF (256u + 704u)
 #define MAX_LANES 65536u
 #define ULOG_NEXT_OFF 8u
+#define ULOG_CAPACITY_OFF 16u
 #define ULOG_GEN_NUM_OFF 24u
-#define ULOG_UNUSED_OFF 40u
+#define ULOG_USER_OWNED 1u	/* the only flag */
 
 enum chunk_type {
 	CHUNK_FOOTER = 1,
@@ -357,16 +358,19 @@ static bool free_units(watch_obj_read_fn read, void *ctx, const struct run *r,
 
 /*
  * Whether the line at file offset @off (a line's start) is the header of
- * the second ulog of a lane's undo log: a ulog's header (its unused words
- * 0) that some lane's undo log names as its extension.
+ * the second ulog of a lane's undo log: a ulog's header (a capacity, no
+ * flag but ULOG_USER_OWNED, its unused words 0), then, only for such a
+ * line, one that some lane's undo log names as its extension (a read per
+ * lane: the header's shape keeps a fence's other changed lines from it).
  */
 static bool second_undo_ulog(watch_obj_read_fn read, void *ctx, uint64_t off)
 {
-	uint64_t unused[3], lanes, nlanes, next;
+	/* From the capacity on: capacity, gen_num, flags, unused[3]. */
+	uint64_t h[6], lanes, nlanes, next;
 
 	if (off % LINE ||
-	    !read(ctx, off + ULOG_UNUSED_OFF, unused, sizeof(unused)) ||
-	    (unused[0] | unused[1] | unused[2]) ||
+	    !read(ctx, off + ULOG_CAPACITY_OFF, h, sizeof(h)) || !h[0] ||
+	    (h[2] & ~(uint64_t)ULOG_USER_OWNED) || (h[3] | h[4] | h[5]) ||
 	    !read(ctx, DSC_LANES_OFFSET_OFF, &lanes, sizeof(lanes)) ||
 	    !read(ctx, DSC_NLANES_OFF, &nlanes, sizeof(nlanes)) ||
 	    nlanes > MAX_LANES)

@@ -389,13 +389,6 @@ int watch_segv_action(const struct sigaction *act, struct sigaction *old)
 	return 0;
 }
 
-/* Every signal: each handler's sa_mask is the checker's concern. */
-bool watch_keeps_signal(int sig)
-{
-	(void)sig;
-	return true;
-}
-
 int watch_signal_action(int sig, const struct sigaction *act,
 			 struct sigaction *old)
 {

@@ -30,14 +30,8 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 . "$here/../lib/cli_lib.sh"
 scratch_dir ntmem-check-bench /tmp
 
-# As check_pmemobj.sh: a checking library built with ASan is preloaded
-# ahead of the ASan runtime the programs link.
-if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
-	ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
-	grep -q 'libasan\.so'; then
-	ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	export ASAN_OPTIONS
-fi
+# A sanitized build (checking_asan, cli_lib.sh).
+checking_asan
 
 tiny="--workload pmemobj --runs 1 --ops 200 --dir $tmp"
 

@@ -27,13 +27,8 @@ here=$(dirname "$0")
 scratch_dir ntmem-check
 sum=$tmp/summary
 
-# A sanitized build: `ntmem check` preloads its shim ahead of the ASan
-# runtime the programs link, an order ASan refuses unless told not to check.
-if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
-	ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
-	grep -q 'libasan\.so'; then
-	ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	export ASAN_OPTIONS
+# A sanitized build (checking_asan, cli_lib.sh).
+if checking_asan; then
 	echo "# the checking library is built with ASan: ASAN_OPTIONS=$ASAN_OPTIONS"
 fi
 

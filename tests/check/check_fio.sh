@@ -40,18 +40,14 @@ sum=$tmp/summary
 size_mib=16
 blocks=$((size_mib * 256))
 
-# A checking library built with ASan loads into fio (which is not) only
-# with the ASan runtime preloaded; `ntmem check` puts its shim ahead of it,
-# an order ASan refuses unless told not to check. No leak detection: fio's
-# own exit-time allocations.
+# A checking library built with ASan (checking_asan, cli_lib.sh) loads
+# into fio (which is not) only with the ASan runtime preloaded. No leak
+# detection: fio's own exit-time allocations.
 preload=${LD_PRELOAD:-}
-if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
-	ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
-	grep -q 'libasan\.so'; then
+if checking_asan; then
 	preload=$(ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" |
 		awk '/libasan\.so/ { print $3 }')
-	ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	export ASAN_OPTIONS
+	ASAN_OPTIONS="detect_leaks=0:$ASAN_OPTIONS"
 	echo "# the checking library is built with ASan: LD_PRELOAD=$preload"
 fi
 

@@ -50,18 +50,11 @@ scratch_dir ntmem-mutants
 disk=$(mktemp -d "${NTMEM_DISK_TMPDIR:-/var/tmp}/ntmem-mutants-XXXXXX") || exit 1
 trap 'rm -f "$out" "$err"; rm -rf "$tmp" "$disk"' EXIT
 
-# As check_corpus.sh: a checking library built with ASan is preloaded
-# ahead of the ASan runtime the programs link. There the proof runs one
-# kind (the page cache's, the newer paths): its memory errors are what
-# the sanitized run is for, the recall is the plain build's to prove.
+# A sanitized build (checking_asan, cli_lib.sh) runs one kind (the page
+# cache's, the newer paths): its memory errors are what the sanitized run
+# is for, the recall is the plain build's to prove.
 asan=
-if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
-	ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
-	grep -q 'libasan\.so'; then
-	ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	export ASAN_OPTIONS
-	asan=1
-fi
+checking_asan && asan=1
 
 # The originals: libpmem (with corpus.h's persist by pmem_is_pmem()),
 # ntmem's own namespace, libpmem2, libpmemobj.

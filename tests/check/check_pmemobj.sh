@@ -66,14 +66,8 @@ here=$(dirname "$0")
 scratch_dir ntmem-check-pmemobj
 sum=$tmp/summary
 
-# As check_corpus.sh: a checking library built with ASan is preloaded
-# ahead of the ASan runtime the programs link.
-if [ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
-	ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
-	grep -q 'libasan\.so'; then
-	ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	export ASAN_OPTIONS
-fi
+# A sanitized build (checking_asan, cli_lib.sh).
+checking_asan
 
 # The page-cache runs' pools: a disk file system (not tmpfs); where there
 # is none to write to (a kernel guest's bare root) those runs skip.

@@ -47,6 +47,19 @@ require_fio() {
 	fi
 }
 
+# checking_asan: whether the checking library of `ntmem check`
+# (NTMEM_CHECK_LIBDIR) is built with ASan. Then `ntmem check` preloads its
+# shim ahead of the ASan runtime the programs link, an order ASan refuses
+# unless told not to check: ASAN_OPTIONS says so (exported; the caller's
+# own options come last and win).
+checking_asan() {
+	[ -n "${NTMEM_CHECK_LIBDIR:-}" ] &&
+		ldd "$NTMEM_CHECK_LIBDIR/libntmem-watch.so.0" 2>/dev/null |
+		grep -q 'libasan\.so' || return 1
+	ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export ASAN_OPTIONS
+}
+
 # scratch_dir NAME [BASE]: $tmp, a fresh directory NAME-XXXXXX in BASE
 # (default /dev/shm, tmpfs as emulated pmem usually is, or $TMPDIR when
 # that is not writable), removed with $out and $err on exit.
