@@ -19,10 +19,15 @@
 #   dax         a DAX file system (NTMEM_MUTANTS_DAX_DIR, the kernel
 #               guest's ext4 -o dax): MAP_SYNC mappings, pmem as they are
 #   devdax      a Device DAX (NTMEM_MUTANTS_DEVDAX, the guest's 4 KiB
-#               aligned one): the libpmem programs use its first 1 MiB
+#               aligned one), zeroed where a program works before it
+#               starts: the libpmem, libpmem2 and namespace programs use
+#               its first MiB (two_files two mappings of it, one a MiB),
+#               a libpmemobj pool is the whole device; not own_map_msync
+#               (a device mapped by the program is not pmem to libpmem,
+#               and a device refuses msync())
 #
-# NTMEM_MUTANTS_KINDS names the kinds to run instead (make check-kernel:
-# "dax", "devdax"); NTMEM_MUTANTS_SKIP, shell patterns, the programs left
+# NTMEM_MUTANTS_KINDS names the kinds to run instead (make check-kernel
+# and check-kernel-full: "dax", "devdax"); NTMEM_MUTANTS_SKIP, shell patterns, the programs left
 # out.
 #
 # every original must run under `ntmem check` with no report at all,

@@ -59,6 +59,12 @@ static inline void corpus_path(char *path, size_t size, int argc, char **argv)
 		snprintf(path, size, "%s/%s.pmem", argv[1], basename(argv[0]));
 }
 
+/* corpus_path() named a Device DAX (argv[1] itself), not a file in it. */
+static inline bool corpus_device(const char *path, char **argv)
+{
+	return !strcmp(path, argv[1]);
+}
+
 #ifdef PMEM_FILE_CREATE		/* the program includes <libpmem.h> first */
 #include "mutable.h"
 
@@ -106,6 +112,19 @@ static inline void corpus_drain_range(const void *p, size_t n)
 		corpus_msync(p, n);
 }
 
+/*
+ * A device keeps the last run's bytes, and a store of the byte already
+ * there changes nothing a checker could miss: back to zero first, the
+ * state a new file starts in, so that what the program stores next is a
+ * change as on a new file. Durable at once and no site of its own: this
+ * is the program's starting state, not its work.
+ */
+static inline void corpus_device_reset(void *base, size_t len)
+{
+	memset(base, 0, len);
+	pmem_persist(base, len);
+}
+
 static inline char *corpus_map(int argc, char **argv)
 {
 	char path[4096];
@@ -114,7 +133,7 @@ static inline char *corpus_map(int argc, char **argv)
 
 	corpus_path(path, sizeof(path), argc, argv);
 	/* A device dax is mapped whole, with no length and no flags. */
-	bool device = !strcmp(path, argv[1]);
+	bool device = corpus_device(path, argv);
 	char *base = pmem_map_file(path, device ? 0 : CORPUS_LEN,
 				   device ? 0 : PMEM_FILE_CREATE, 0600, &len,
 				   &is_pmem);
@@ -124,13 +143,8 @@ static inline char *corpus_map(int argc, char **argv)
 	}
 	corpus_pmem = is_pmem;
 	corpus_mapped = len;
-	/* A device keeps the last run's bytes: back to zero first, so the
-	 * fill below changes every byte as on a new file (no site: this is
-	 * the state a new file starts in). */
-	if (device) {
-		memset(base, 0, CORPUS_LEN);
-		pmem_persist(base, CORPUS_LEN);
-	}
+	if (device)
+		corpus_device_reset(base, CORPUS_LEN);
 	memset(base, CORPUS_FILL, CORPUS_LEN);
 	MUTABLE(corpus_persist(base, CORPUS_LEN));
 	return base;

@@ -5,7 +5,9 @@
  * with CORPUS_FILL), mapped shared through libpmem2 with the weakest
  * granularity required (PAGE), so the map has whatever the file gives:
  * check_corpus.sh sets PMEM2_FORCE_GRANULARITY to pick the path under
- * test (CACHE_LINE: write-backs and fences; PAGE: msync()).
+ * test (CACHE_LINE: write-backs and fences; PAGE: msync()). On a Device
+ * DAX (corpus_path()) the map is its first CORPUS_LEN bytes, zeroed first
+ * as a new file is.
  */
 #ifndef PMEM2_CORPUS_H
 #define PMEM2_CORPUS_H
@@ -38,8 +40,11 @@ static inline void corpus2_map(struct corpus2 *c, int argc, char **argv)
 	char path[4096];
 
 	corpus_path(path, sizeof(path), argc, argv);
-	c->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (c->fd < 0 || ftruncate(c->fd, (off_t)CORPUS_LEN)) {
+	bool device = corpus_device(path, argv);
+
+	c->fd = device ? open(path, O_RDWR) :
+			 open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (c->fd < 0 || (!device && ftruncate(c->fd, (off_t)CORPUS_LEN))) {
 		perror(path);
 		exit(1);
 	}
@@ -47,7 +52,8 @@ static inline void corpus2_map(struct corpus2 *c, int argc, char **argv)
 		corpus2_fail("pmem2_source_from_fd");
 	if (pmem2_config_new(&cfg) ||
 	    pmem2_config_set_required_store_granularity(cfg,
-						PMEM2_GRANULARITY_PAGE))
+						PMEM2_GRANULARITY_PAGE) ||
+	    pmem2_config_set_length(cfg, CORPUS_LEN))
 		corpus2_fail("pmem2_config");
 	if (pmem2_map_new(&c->map, cfg, c->src))
 		corpus2_fail(path);
@@ -55,6 +61,10 @@ static inline void corpus2_map(struct corpus2 *c, int argc, char **argv)
 	c->base = pmem2_map_get_address(c->map);
 	c->persist = pmem2_get_persist_fn(c->map);
 	c->memcpy = pmem2_get_memcpy_fn(c->map);
+	/* The last run's bytes back to zero (corpus_device_reset()'s why),
+	 * durable at once as every pmem2 memset without flags is. */
+	if (device)
+		pmem2_get_memset_fn(c->map)(c->base, 0, CORPUS_LEN, 0);
 	pmem2_get_memset_fn(c->map)(c->base, CORPUS_FILL, CORPUS_LEN, 0);
 }
 
