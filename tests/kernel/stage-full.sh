@@ -16,12 +16,13 @@
 #                 the test programs that make files there ("each")
 #   xfs -o dax    the same, the "each" tests again
 #
-# and on ext4 -o dax the checker's program-mutation proof with every
-# program of its corpus.
+# and the checker's program-mutation proof with every program of its
+# corpus on ext4 -o dax and on a Device DAX (4 KiB aligned).
 #
 # /dev/shm is a tmpfs, as on the systems make check runs on: the tests
 # that want emulated pmem there find it. No test takes a device: the
-# devdax namespaces are the main stage's (tests/kernel/stage.sh).
+# devdax namespaces are the main stage's (tests/kernel/stage.sh), but for
+# the mutation proof's.
 #
 # Each test is one TAP check, its failed and skipped sub-tests named in
 # diagnostics (cmocka's "[  FAILED  ] name", the shell suites' "not ok -"
@@ -89,25 +90,6 @@ on_dax() {
 	umount /tmp
 }
 
-# mutants_on_dax WHAT: the checker's program-mutation proof
-# (tests/check/check_mutants.sh) on the DAX file system mounted on $MNT,
-# every program: the libpmemobj ones too, which the main stage leaves out
-# for time (about 7 s a run under TCG, 35 runs).
-mutants_on_dax() {
-	script=/ntmem-src/tests/check/check_mutants.sh
-	if [ ! -f "$script" ] || [ ! -d "$P/src/watch" ]; then
-		skip "$1: the checker's mutation proof" "the corpus or the checking library not built"
-		return
-	fi
-	mkdir -p "$MNT/mutants"
-	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS=dax \
-		NTMEM_MUTANTS_DAX_DIR="$MNT/mutants" NTMEM_DISK_TMPDIR=/tmp \
-		sh "$script" "$NTMEM" "$P/tests/check"
-	result $? "$1: every mutant of the checker's corpus reported, libpmemobj's too"
-	grep '^# recall\|^# .* programs\|^not ok\|^# equivalent' "$out" | sed 's/^# //; s/^/# /'
-	rm -rf "$MNT/mutants"
-}
-
 mkdir -p "$MNT" /dev/shm
 check "/dev/shm: a tmpfs, as the tests expect" mount -t tmpfs -o size=256m tmpfs /dev/shm
 if [ ! -f /full-tests.sh ]; then
@@ -128,7 +110,7 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$region" -m fsdax -M dev; then
 	check "mkfs.ext4 $pmem" mkfs_ext4 "$pmem"
 	if mounted ext4 dax "$pmem"; then
 		on_dax "ext4 dax" "once each"
-		mutants_on_dax "ext4 dax"
+		checker_mutants "ext4 dax" dax "$MNT" ""
 		umount "$MNT"
 	fi
 	# XFS refuses -o dax on a file system with reflink, mkfs.xfs's default.
@@ -137,6 +119,13 @@ if ns_check "NVDIMM: fsdax namespace (map=dev)" "$region" -m fsdax -M dev; then
 		on_dax "xfs dax" "each"
 		umount "$MNT"
 	fi
+fi
+
+# The checker's mutation proof on a Device DAX, the libpmemobj programs
+# too (the main stage's devdax leaves them out for time): each pool is
+# the whole device. own_map_msync cannot run on a device (stage.sh).
+if ns_check "NVDIMM: devdax namespace, align 4K" "$region" -m devdax -a 4K; then
+	checker_mutants "devdax 4K" devdax "$dev" "own_map_msync_*"
 fi
 
 finish

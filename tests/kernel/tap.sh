@@ -4,9 +4,10 @@
 # by tests/kernel/stage.sh and tests/kernel/stage-domain.sh: the TAP
 # lines of a check (result, check, check_words, check_fails, skip, todo),
 # the run's closing lines (finish), the nd buses and regions (bus_of,
-# region_of), namespaces made with ndctl (make_ns, ns_check), DAX file
-# systems (mkfs_ext4, mounted), the libpmem2 program on both libraries
-# (pmem2_checks) and where the project's programs are.
+# region_of), namespaces made with ndctl (make_ns, ns_check), the
+# checker's mutation proof (checker_mutants), DAX file systems (mkfs_ext4,
+# mounted), the libpmem2 program on both libraries (pmem2_checks) and
+# where the project's programs are.
 
 P=/ntmem
 NTMEM=$P/tools/ntmem
@@ -189,6 +190,30 @@ ns_check() {
 		show "$err"
 	fi
 	return "$st"
+}
+
+# checker_mutants WHAT KIND WHERE SKIP: the checker's program-mutation
+# proof (tests/check/check_mutants.sh) on KIND: "dax", the DAX file system
+# mounted on WHERE (MAP_SYNC mappings, pmem as they are), or "devdax",
+# the device WHERE: each persistence call of the corpus's correct
+# programs deleted in turn is reported there too. SKIP: patterns of the
+# programs left out ("" for none).
+checker_mutants() {
+	script=/ntmem-src/tests/check/check_mutants.sh
+	if [ ! -f "$script" ] || [ ! -d "$P/src/watch" ]; then
+		skip "$1: the checker's mutation proof" "the corpus or the checking library not built"
+		return
+	fi
+	case $2 in
+	dax) mkdir -p "$3/mutants"; where="NTMEM_MUTANTS_DAX_DIR=$3/mutants" ;;
+	devdax) where="NTMEM_MUTANTS_DEVDAX=$3" ;;
+	esac
+	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS="$2" \
+		"$where" NTMEM_DISK_TMPDIR=/tmp \
+		NTMEM_MUTANTS_SKIP="$4" sh "$script" "$NTMEM" "$P/tests/check"
+	result $? "$1: every mutant of the checker's corpus reported (deleted persistence calls${4:+; not $4})"
+	grep '^# recall\|^# .* programs\|^not ok\|^# equivalent' "$out" | sed 's/^# //; s/^/# /'
+	[ "$2" = devdax ] || rm -rf "$3/mutants"
 }
 
 # mkfs_ext4 DEV: ext4 that can mount -o dax. DAX needs blocks of the page
