@@ -480,13 +480,16 @@ copy_body(void *dst, const void *src, size_t n, bool flush_partial)
 		flush_unaligned(d, s, n);
 		return dst;
 	}
+	/*
+	 * From here on a flushing copy's destination is 8-byte aligned (an
+	 * unaligned one went through flush_unaligned() above): only the
+	 * non-temporal copy has head bytes, and none of them to write back.
+	 */
 	head = (-(uintptr_t)d) & 3;
 	if (head) {
 		if (head > n)
 			head = n;
 		copy_bytes(d, s, head);
-		if (flush_partial)
-			ntm_flush_lines(d, head);
 		d += head, s += head, n -= head;
 	}
 	if (n >= 4 && ((uintptr_t)d & 4)) {
