@@ -88,6 +88,18 @@ int ntm_bb_change(const struct ntm_bb_list *in, uint64_t s, uint64_t n,
 	return 0;
 }
 
+int ntm_bb_list_add(void *arg, uint64_t sector, uint64_t count)
+{
+	struct ntm_bb_list *list = arg, next;
+	int ret = ntm_bb_change(list, sector, count, true, &next);
+
+	if (ret == 0) {
+		ntm_bb_free(list);
+		*list = next;
+	}
+	return ret;
+}
+
 /* One decimal number, digits only; advances *@p. False on overflow. */
 static bool parse_u64(const char **p, const char *end, uint64_t *out)
 {

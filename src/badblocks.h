@@ -46,6 +46,13 @@ int ntm_bb_change(const struct ntm_bb_list *in, uint64_t sector,
 		  uint64_t count, bool add, struct ntm_bb_list *out);
 
 /*
+ * Merge [sector, sector + count) into the list @arg (a struct
+ * ntm_bb_list *), kept sorted and disjoint: the collector the readers of
+ * the kernel's lists below take. Return: 0 or -ENOMEM (the list as it was).
+ */
+int ntm_bb_list_add(void *arg, uint64_t sector, uint64_t count);
+
+/*
  * Parse @len bytes of list text into @out. Ranges past @nsectors (a list
  * written for a larger device) are clipped or dropped; overlapping or
  * unsorted ranges are merged. Blank lines are not allowed, and the last

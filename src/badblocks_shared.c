@@ -43,23 +43,10 @@ int ntm_bb_shared_load(struct ntm_bb_shared *bb, const char *path,
 	return ret;
 }
 
-/* Collects a devdax device's ranges from sysfs while the device opens. */
-static int add_range(void *arg, uint64_t sector, uint64_t count)
-{
-	struct ntm_bb_list *list = arg, next;
-	int ret = ntm_bb_change(list, sector, count, true, &next);
-
-	if (ret == 0) {
-		ntm_bb_free(list);
-		*list = next;
-	}
-	return ret;
-}
-
 int ntm_bb_shared_load_devdax(struct ntm_bb_shared *bb, const char *root,
 			      dev_t rdev, uint64_t dev_size)
 {
-	int ret = ntm_badblocks_devdax(root, rdev, dev_size, add_range, &bb->list);
+	int ret = ntm_badblocks_devdax(root, rdev, dev_size, ntm_bb_list_add, &bb->list);
 
 	bb->n = bb->list.n;
 	if (ret)
@@ -75,7 +62,7 @@ int ntm_bb_shared_load_fsdax(struct ntm_bb_shared *bb, const char *root,
 
 	if (fd < 0)
 		return 0;	/* renamed or unlinked since: nothing to map */
-	ret = ntm_badblocks_fsdax(root, fd, file_size, add_range, &bb->list);
+	ret = ntm_badblocks_fsdax(root, fd, file_size, ntm_bb_list_add, &bb->list);
 	close(fd);
 	bb->n = bb->list.n;
 	if (ret)

@@ -19,19 +19,6 @@
 #include "error.h"
 #include "ntmem/introspect.h"
 
-/* Merges each range into a sorted list of disjoint ranges. */
-static int add_range(void *arg, uint64_t sector, uint64_t count)
-{
-	struct ntm_bb_list *list = arg, next;
-	int ret = ntm_bb_change(list, sector, count, true, &next);
-
-	if (ret == 0) {
-		ntm_bb_free(list);
-		*list = next;
-	}
-	return ret;
-}
-
 /* A devdax device's size, from sysfs: 0 or -errno. */
 static int devdax_size(const char *root, dev_t rdev, uint64_t *size)
 {
@@ -81,13 +68,13 @@ int ntm_introspect_badblocks(const char *sysfs_root, int fd,
 					 "device %u:%u in sysfs", fd,
 					 major(st.st_rdev), minor(st.st_rdev));
 		ret = ntm_badblocks_devdax(sysfs_root, st.st_rdev, size,
-					   add_range, &list);
+					   ntm_bb_list_add, &list);
 		if (ret)
 			ret = ntm_error(ret, "fd %d: cannot read its region's "
 					"bad blocks in sysfs", fd);
 	} else if (S_ISREG(st.st_mode)) {
 		ret = ntm_badblocks_fsdax(sysfs_root, fd, (uint64_t)st.st_size,
-					  add_range, &list);
+					  ntm_bb_list_add, &list);
 		if (ret)
 			ret = ntm_error(ret, "fd %d: cannot map its block "
 					"device's bad sectors to the file "
