@@ -47,10 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 #include "copy_policy.h"
 #include "cpu.h"
 #include "variant_impl.h"
@@ -99,38 +95,6 @@ size_t ntm_nt_short_for(enum ntm_isa isa, enum ntm_cpu_vendor vendor,
 size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
 {
 	return ntm_nt_short_for(v->isa, ntm_cpu_vendor(), ntm_cpu_family());
-}
-
-enum ntm_cpu_vendor ntm_cpu_vendor(void)
-{
-#if defined(__x86_64__)
-	unsigned a, b, c, d;
-
-	__cpuid(0, a, b, c, d);
-	/* "GenuineIntel", "AuthenticAMD" (and Hygon's Zen, "HygonGenuine") */
-	if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e)
-		return NTM_VENDOR_INTEL;
-	if ((b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||
-	    (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975))
-		return NTM_VENDOR_AMD;
-#endif
-	return NTM_VENDOR_OTHER;
-}
-
-unsigned ntm_cpu_family(void)
-{
-#if defined(__x86_64__)
-	unsigned a, b, c, d, family;
-
-	__cpuid(1, a, b, c, d);
-	/* The extended family counts only on top of a base family of 0xf. */
-	family = (a >> 8) & 0xf;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	return family;
-#else
-	return 0;
-#endif
 }
 
 const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu.h"	/* enum ntm_cpu_vendor */
 #include "dispatch.h"
 
 /*
@@ -82,9 +83,6 @@ size_t ntm_nt_short_unaligned(const struct ntm_variant *v)
 	__attribute__((visibility("hidden")));
 size_t ntm_nt_threshold_default(void) __attribute__((visibility("hidden")));
 
-/* CPU vendors the policy tells apart (cpuid leaf 0's string on x86-64). */
-enum ntm_cpu_vendor { NTM_VENDOR_OTHER, NTM_VENDOR_INTEL, NTM_VENDOR_AMD };
-
 /* AMD's cpuid family 1Ah: Zen 5, where both rules above change. */
 #define NTM_AMD_FAMILY_ZEN5 0x1a
 
@@ -117,14 +115,6 @@ size_t ntm_nt_threshold_for(enum ntm_cpu_vendor vendor, unsigned family,
 size_t ntm_glibc_rep_movsb_threshold(uint32_t features, const char *tunables)
 	__attribute__((visibility("hidden")));
 
-/* This CPU's vendor, from cpuid (NTM_VENDOR_OTHER off x86-64). */
-enum ntm_cpu_vendor ntm_cpu_vendor(void) __attribute__((visibility("hidden")));
-/*
- * This CPU's family as cpuid leaf 1 gives it (the base family, plus the
- * extended one where the base is 0xf: 25 for Zen 3 and Zen 4, 26 for Zen
- * 5, 6 for every Intel core since the Pentium Pro); 0 off x86-64.
- */
-unsigned ntm_cpu_family(void) __attribute__((visibility("hidden")));
 /* "intel", "amd", "other": struct ntm_env_info's cpu_vendor. */
 const char *ntm_cpu_vendor_name(enum ntm_cpu_vendor vendor)
 	__attribute__((visibility("hidden")));

@@ -59,3 +59,14 @@ size_t ntm_cpu_line_size(void)
 	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
 	return (size_t)4 << ((ctr >> 16) & 0xf);
 }
+
+/* No vendor rules off x86-64 (cpu.h). */
+enum ntm_cpu_vendor ntm_cpu_vendor(void)
+{
+	return NTM_VENDOR_OTHER;
+}
+
+unsigned ntm_cpu_family(void)
+{
+	return 0;
+}

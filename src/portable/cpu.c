@@ -18,3 +18,14 @@ size_t ntm_cpu_line_size(void)
 
 	return line > 0 ? (size_t)line : 64;
 }
+
+/* No vendor rules off x86-64 (cpu.h). */
+enum ntm_cpu_vendor ntm_cpu_vendor(void)
+{
+	return NTM_VENDOR_OTHER;
+}
+
+unsigned ntm_cpu_family(void)
+{
+	return 0;
+}

@@ -86,3 +86,29 @@ size_t ntm_cpu_line_size(void)
 		return ((b >> 8) & 0xff) * 8;
 	return 64;
 }
+
+enum ntm_cpu_vendor ntm_cpu_vendor(void)
+{
+	unsigned a, b, c, d;
+
+	__cpuid(0, a, b, c, d);
+	/* "GenuineIntel", "AuthenticAMD" (and Hygon's Zen, "HygonGenuine") */
+	if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e)
+		return NTM_VENDOR_INTEL;
+	if ((b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||
+	    (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975))
+		return NTM_VENDOR_AMD;
+	return NTM_VENDOR_OTHER;
+}
+
+unsigned ntm_cpu_family(void)
+{
+	unsigned a, b, c, d, family;
+
+	__cpuid(1, a, b, c, d);
+	/* The extended family counts only on top of a base family of 0xf. */
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	return family;
+}
