@@ -73,15 +73,6 @@ int ntm_dispatch_set_caps(int isa_cap, int flush_cap)
 	return 0;
 }
 
-bool ntm_verbose(void)
-{
-	const struct ntm_dispatch *d =
-		__atomic_load_n(&ntm_dispatch_published, __ATOMIC_ACQUIRE);
-
-	/* Before the choice: the same rule, without making the choice. */
-	return d ? d->verbose : ntm_env_switch(getenv("NTMEM_VERBOSE")) == 1;
-}
-
 /* The lower of two ceilings, -1 meaning none. */
 static int lower_cap(int a, int b)
 {
@@ -222,7 +213,6 @@ static void choose(void)
 		chosen.flush_insn == NTM_FLUSH_CLFLUSH ?
 		chosen.features & ~(uint32_t)NTM_CPU_CLFLUSHOPT : chosen.features);
 	chosen.line = ntm_cpu_line_size();
-	chosen.verbose = env.verbose;
 	memcpy(chosen.env_ignored, env.bad, sizeof(chosen.env_ignored));
 
 	/*
@@ -249,6 +239,8 @@ static void choose(void)
 			chosen.nt_short, chosen.nt_threshold,
 			ntm_persist_domain_name(active_domain(&chosen)));
 	}
+	/* ntm_verbose() answers as the choice read the environment. */
+	ntm_env_verbose_chosen(env.verbose);
 	__atomic_store_n(&ntm_dispatch_published, &chosen, __ATOMIC_RELEASE);
 }
 

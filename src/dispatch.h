@@ -43,7 +43,6 @@ struct ntm_dispatch {
 	enum ntm_flush_insn flush_insn;
 	size_t line;		/* cache-line size for write-backs, bytes */
 	uint32_t features;	/* ntm_cpu_feature bits of this CPU */
-	bool verbose;		/* NTMEM_VERBOSE: report choices and errors */
 	size_t nt_threshold;	/* NTMEM_NT_THRESHOLD (copy.c's policy), bytes */
 	/* ntm_memcpy_nt() into an unaligned dst below it: ordinary, bytes */
 	size_t nt_short;

@@ -36,6 +36,7 @@
 
 #include "copy_policy.h"
 #include "env.h"
+#include "ntmem/embed.h"	/* ntm_verbose() */
 
 /* Levels are per architecture (NTM_ISA_NEON is level 1, as SSE2 is). */
 static const char *const isa_names[] = {
@@ -226,4 +227,19 @@ void ntm_env_read(struct ntm_env *env)
 	domain = read_cap(env, "NTMEM_PERSIST_DOMAIN", domain_names,
 			  (int)(sizeof(domain_names) / sizeof(*domain_names)));
 	env->persist_domain = domain < 0 ? -1 : domain + NTM_PERSIST_MEMORY_CONTROLLER;
+}
+
+/* NTMEM_VERBOSE as the dispatcher's choice read it: -1 until it is made. */
+static int verbose_chosen = -1;
+
+void ntm_env_verbose_chosen(bool on)
+{
+	__atomic_store_n(&verbose_chosen, on, __ATOMIC_RELEASE);
+}
+
+bool ntm_verbose(void)
+{
+	int v = __atomic_load_n(&verbose_chosen, __ATOMIC_ACQUIRE);
+
+	return v >= 0 ? v == 1 : ntm_env_switch(getenv("NTMEM_VERBOSE")) == 1;
 }

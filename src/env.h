@@ -30,4 +30,11 @@ int ntm_flush_from_name(const char *name);
  */
 int ntm_env_switch(const char *value);
 
+/*
+ * The dispatcher's choice read NTMEM_VERBOSE as @on: ntm_verbose()
+ * (ntmem/embed.h) answers so from now on; before, it reads the variable
+ * each time, by the same rule, without making the choice.
+ */
+void ntm_env_verbose_chosen(bool on);
+
 #endif /* NTMEM_ENV_H */
