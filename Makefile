@@ -281,7 +281,7 @@ mutate-checker: $(BUILD)/build.ninja
 	scripts/install-deps.sh check
 	$(call tests_option,$(BUILD),enabled)
 	ninja -C $(BUILD)
-	NTMEM_CHECK_LIBDIR=$(BUILD)/src/watch sh tests/check/check_mutants.sh \
+	NTMEM_CHECK_LIBDIR=$(BUILD)/src/record/check sh tests/check/check_mutants.sh \
 		$(BUILD)/tools/ntmem $(BUILD)/tests/check --all
 
 # Longer runs, one harness per core, no meson timeout. Inputs that reach

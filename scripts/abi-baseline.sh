@@ -62,7 +62,8 @@ ninja -C "$tmp/build" >"$tmp/build.log" 2>&1 ||
 arch=$(uname -m)
 
 libs=
-for l in src/libntmem.so.0 src/libntmem-check.so.0 \
+# libntmem-check.so.0: in src/ up to 0.1.0, in src/record after it.
+for l in src/libntmem.so.0 src/libntmem-check.so.0 src/record/libntmem-check.so.0 \
 	 compat/libpmem/libpmem.so.1 compat/libpmemblk/libpmemblk.so.1; do
 	[ -e "$tmp/build/$l" ] && libs="$libs $tmp/build/$l"
 done

@@ -21,7 +21,7 @@
 #                       compat/libpmem2/libpmem2.so.1,
 #                       tests/kernel/..., tests/compat/pmemblk_tool_*: a PMDK
 #                       program on each libpmemblk, some of make check's
-#                       test programs, src/watch/ and tests/check/: the
+#                       test programs, src/record/ and tests/check/: the
 #                       persistence checker and its corpus), so the
 #                       RUNPATHs the build gave
 #                       them ($ORIGIN/../src) find the libraries in the
@@ -121,14 +121,17 @@ done
 # The persistence checker (ntmem check): its libraries, which are one file
 # under several names (symlinks, kept as such), and the corpus of
 # programs with one durability bug each and their fixed twins.
-if [ -d "$build/src/watch" ]; then
-	mkdir -p "$root/ntmem/src/watch"
-	for f in "$build"/src/watch/lib*.so*; do
+# src/record/check holds only links, into src/record: both are copied, the
+# links kept as such.
+if [ -d "$build/src/record/check" ]; then
+	mkdir -p "$root/ntmem/src/record/check"
+	for f in "$build"/src/record/lib*.so* "$build"/src/record/check/lib*.so*; do
 		case "$f" in *.p) continue ;; esac
+		rel=${f#"$build"/}
 		if [ -L "$f" ]; then
-			cp -P "$f" "$root/ntmem/src/watch/"
+			cp -P "$f" "$root/ntmem/$rel"
 		elif [ -f "$f" ]; then
-			copy_elf "$f" "/ntmem/src/watch/$(basename "$f")"
+			copy_elf "$f" "/ntmem/$rel"
 		fi
 	done
 fi

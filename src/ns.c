@@ -22,7 +22,7 @@
 #include "ns_internal.h"
 #include "ntmem/embed.h"
 #include "persist_domain.h"
-#include "watch/watch.h"
+#include "ntmem/hook.h"	/* NTM_REC_MAPPING(): the checker of ntmem check */
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -370,7 +370,7 @@ static int finish_file(struct ntm_ns *ns, int fd, unsigned flags)
 /* What ntm_ns_open() and ntm_ns_open_fd() take. */
 #define OPEN_FLAGS (NTM_NS_READONLY | NTM_NS_EMULATE | NTM_NS_ANY_SIZE)
 
-static enum ntm_watch_rule watch_rule(const struct ntm_ns *ns);
+static void watch_map(const struct ntm_ns *ns);
 
 int ntm_ns_open(struct ntm_ns **out, const char *path, unsigned flags)
 {
@@ -468,7 +468,7 @@ int ntm_ns_open_fd(struct ntm_ns **out, int fd, const char *path, unsigned flags
 	}
 	ns->domain = initial_domain(ns, &st);
 	if (!ro)
-		ntm_watch_map(ns->base, ns->size, ns->path, 0, watch_rule(ns));
+		watch_map(ns);
 	*out = ns;
 	return 0;
 }
@@ -531,7 +531,7 @@ int ntm_ns_create(struct ntm_ns **out, const char *path, size_t size,
 	if (flags & NTM_NS_TEMPORARY)
 		unlink(path);
 	ns->temporary = flags & NTM_NS_TEMPORARY;
-	ntm_watch_map(ns->base, ns->size, ns->path, 0, watch_rule(ns));
+	watch_map(ns);
 	*out = ns;
 	return 0;
 
@@ -575,7 +575,7 @@ void ntm_ns_close(struct ntm_ns *ns)
 		return;
 	if (ns->fd >= 0)
 		close(ns->fd);
-	ntm_watch_unmap(ns->base, ns->size, "ntm_ns_close");
+	NTM_REC_MAPPING(NTM_REC_UNMAP, ns->base, ns->size, "ntm_ns_close");
 	munmap(ns->map, ns->map_len);
 	ns_free(ns);
 }
@@ -676,13 +676,20 @@ bool ntm_ns_persist_beyond_cpu(const struct ntm_ns *ns)
 }
 
 /*
- * How ntmem check judges the namespace's stores: by the kernel's msync()
- * where persist() ends in one, by write-backs and fences elsewhere.
+ * The namespace's mapping, to the checker of ntmem check (the recorder
+ * build's NTM_REC_MAP), judged by the kernel's msync() where persist()
+ * ends in one, by write-backs and fences elsewhere.
  */
-static enum ntm_watch_rule watch_rule(const struct ntm_ns *ns)
+static void watch_map(const struct ntm_ns *ns)
 {
-	return ntm_ns_persist_beyond_cpu(ns) && ns->kind != NTM_NS_DEVDAX ?
-	       NTM_WATCH_RULE_SYNC : NTM_WATCH_RULE_CPU;
+	struct ntm_rec_map m = {
+		.path = ns->path,
+		.rule = ntm_ns_persist_beyond_cpu(ns) &&
+			ns->kind != NTM_NS_DEVDAX ? NTM_REC_RULE_SYNC :
+						    NTM_REC_RULE_CPU,
+	};
+
+	NTM_REC_MAPPING(NTM_REC_MAP, ns->base, ns->size, &m);
 }
 
 /*
@@ -749,7 +756,7 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
 			return ntm_error(-errno, "range %p+%zu: msync failed", p, n);
-		ntm_watch_synced(p, n);
+		NTM_REC_MAPPING(NTM_REC_SYNC, p, n, NULL);
 	}
 	return 0;
 }

@@ -330,7 +330,8 @@ static bool has_libpmem(const char *dir)
 /*
  * The plain libpmem.so.1's directory: --plain-libdir, else the checking
  * directory's parent (installed: $libdir/ntmem/check and $libdir/ntmem),
- * else a build tree's compat/libpmem beside its src/watch.
+ * else a build tree's compat/libpmem (its checking directory is
+ * BUILDDIR/src/record/check).
  */
 static int find_plain(struct bench *b, const struct options *o)
 {
@@ -348,7 +349,7 @@ static int find_plain(struct bench *b, const struct options *o)
 		return 0;
 	}
 	snprintf(cand[0], sizeof(cand[0]), "%s/..", b->checkdir);
-	snprintf(cand[1], sizeof(cand[1]), "%s/../../compat/libpmem", b->checkdir);
+	snprintf(cand[1], sizeof(cand[1]), "%s/../../../compat/libpmem", b->checkdir);
 	for (int i = 0; i < 2; i++) {
 		real = realpath(cand[i], NULL);
 		if (real && has_libpmem(real) && strlen(real) < sizeof(b->plain)) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * check_discover.c - where `ntmem check` and `ntmem bench check` find the
- * checking library (libntmem-watch.so.0, built from src/watch/) and its
- * preload shim: NTMEM_CHECK_LIBDIR, else this build tree's src/watch when
+ * checking library (libntmem-watch.so.0, built from src/record/) and its
+ * preload shim: NTMEM_CHECK_LIBDIR, else this build tree's src/record/check when
  * this ntmem is the one a meson build tree made, else the installed
  * directory.
  */
@@ -21,7 +21,7 @@
 #error "NTMEM_CHECK_LIBDIR_DEFAULT: the installed checking library's directory (tools/meson.build)"
 #endif
 
-/* The two files of the checking library's directory (src/watch/). */
+/* The two files of the checking library's directory (src/record/check/). */
 static const char *const libdir_files[] = {
 	"libntmem-watch.so.0", "libntmem-watch-preload.so",
 };
@@ -29,7 +29,7 @@ static const char *const libdir_files[] = {
 /*
  * The build tree's checking directory when this ntmem is the one a meson
  * build tree made (BUILDDIR/tools/ntmem, with BUILDDIR/build.ninja and
- * BUILDDIR/src/watch): a user trying ntmem from a clone needs no variable.
+ * BUILDDIR/src/record/check): a user trying ntmem from a clone needs no variable.
  * False otherwise.
  */
 static bool build_tree_libdir(char *out, size_t len)
@@ -51,10 +51,10 @@ static bool build_tree_libdir(char *out, size_t len)
 	snprintf(probe, sizeof(probe), "%s/build.ninja", exe);
 	if (access(probe, F_OK))
 		return false;
-	snprintf(probe, sizeof(probe), "%s/src/watch/%s", exe, libdir_files[0]);
+	snprintf(probe, sizeof(probe), "%s/src/record/check/%s", exe, libdir_files[0]);
 	if (access(probe, F_OK))
 		return false;
-	n = snprintf(out, len, "%s/src/watch", exe);
+	n = snprintf(out, len, "%s/src/record/check", exe);
 	return n > 0 && (size_t)n < len;
 }
 

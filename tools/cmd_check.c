@@ -2,7 +2,7 @@
 /*
  * cmd_check.c - `ntmem check [options] -- PROGRAM ARGS...`: a persistence
  * checker for unmodified programs. PROGRAM runs with ntmem's checking
- * library preloaded (built from src/watch/, installed in
+ * library preloaded (built from src/record/, installed in
  * $libdir/ntmem/check), which appends one JSON line per finding to a
  * report file this command created; when PROGRAM has ended, the lines are
  * read back, printed for a person (or as one JSON object) and PROGRAM's
@@ -73,7 +73,7 @@ static void usage(FILE *out)
 	      "memory went unwatched: the summary says which), 127 when it could not\n"
 	      "be executed, 2 when ntmem check could not start it (a usage error, no\n"
 	      "checking library). The library is looked for in NTMEM_CHECK_LIBDIR, if\n"
-	      "set, else in BUILDDIR/src/watch when this ntmem is BUILDDIR/tools/ntmem,\n"
+	      "set, else in BUILDDIR/src/record/check when this ntmem is BUILDDIR/tools/ntmem,\n"
 	      "else in " NTMEM_CHECK_LIBDIR_DEFAULT ".\n",
 	      out);
 }

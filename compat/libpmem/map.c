@@ -32,12 +32,12 @@
 
 #include <ntmem.h>
 #include <ntmem/embed.h>
+#include <ntmem/hook.h>	/* NTM_REC_MAPPING(): the checker of ntmem check */
 
 #include "compat.h"
 #include "include/libpmem.h"
 #include "interval.h"	/* src/interval/: the registry's table */
 #include "ntm_valgrind.h"	/* src/valgrind/: memcheck and msync() */
-#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define FILE_FLAGS (PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE | \
 		    PMEM_FILE_TMPFILE)
@@ -218,7 +218,8 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 				break;
 			}
 		if (hi > lo) {
-			ntm_watch_unmap((void *)lo, hi - lo, "pmem_unmap");
+			NTM_REC_MAPPING(NTM_REC_UNMAP, (void *)lo, hi - lo,
+					"pmem_unmap");
 			if (munmap((void *)lo, hi - lo))
 				return -errno;
 			registry_cut(lo, hi);
@@ -229,8 +230,8 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 		v = ntm_interval_view(&registry, &n);
 		whole = v[ntm_interval_find(v, n, hi)];
 		lo = page_up(whole.hi);
-		ntm_watch_unmap((void *)whole.lo, whole.hi - whole.lo,
-				"pmem_unmap");
+		NTM_REC_MAPPING(NTM_REC_UNMAP, (void *)whole.lo,
+				whole.hi - whole.lo, "pmem_unmap");
 		ntm_interval_remove(&registry, whole.lo);
 		ntm_ns_close(owner_of(&whole)->ns);
 		free(owner_of(&whole));
@@ -249,11 +250,12 @@ static int unmap_locked(uintptr_t a, uintptr_t e)
 static void watch_forced(const struct ntm_ns *ns)
 {
 #ifdef NTM_RECORD
+	static const enum ntm_rec_rule cpu = NTM_REC_RULE_CPU;
 	const char *v = getenv("PMEM_IS_PMEM_FORCE");
 
-	if (NTM_WATCH_ON() && v && atoi(v) == 1)
-		ntm_watch_rule(ntm_ns_base(ns), ntm_ns_size(ns),
-			       NTM_WATCH_RULE_CPU);
+	if (v && atoi(v) == 1)
+		NTM_REC_MAPPING(NTM_REC_RULE, ntm_ns_base(ns), ntm_ns_size(ns),
+				&cpu);
 #else
 	(void)ns;
 #endif
@@ -490,7 +492,7 @@ int pmem_is_pmem(const void *addr, size_t len)
 	if (len == 0 || __builtin_add_overflow(a, len, &e))
 		return 0;
 	/* A program asks before it persists a mapping of its own. */
-	ntm_watch_touch(addr, len);
+	NTM_REC_MAPPING(NTM_REC_TOUCH, addr, len, NULL);
 	if (force >= 0)
 		return force;
 	/* Every byte in registered pmem ranges; adjacent ones may add up. */
@@ -563,6 +565,6 @@ int pmem_msync(const void *addr, size_t len)
 		pmem_set_error("msync %p+%zu: %s", addr, len, strerror(errno));
 		return -1;
 	}
-	ntm_watch_synced(addr, len);
+	NTM_REC_MAPPING(NTM_REC_SYNC, addr, len, NULL);
 	return 0;
 }

@@ -30,16 +30,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "watch.h"	/* src/watch/: ntmem check's hooks */
+#include <ntmem/hook.h>	/* NTM_REC_MAPPING(): the checker of ntmem check */
 
 #include "pmem2.h"
-
-static const char *sysfs_root(void)
-{
-	const char *root = getenv("NTMEM_SYSFS_ROOT");
-
-	return root && *root ? root : "/sys";
-}
 
 /*
  * Write "1" to the deep_flush of the nd region above the devdax @rdev:
@@ -50,7 +43,7 @@ static int region_deep_flush(dev_t rdev)
 	char link[PATH_MAX], dir[PATH_MAX], *slash;
 	int fd, ret = 0;
 
-	snprintf(link, sizeof(link), "%s/dev/char/%u:%u", sysfs_root(),
+	snprintf(link, sizeof(link), "%s/dev/char/%u:%u", pmem2_sysfs_root(),
 		 major(rdev), minor(rdev));
 	if (!realpath(link, dir))
 		return pmem2_err(PMEM2_E_DAX_REGION_NOT_FOUND, "pmem2_deep_flush: "
@@ -123,7 +116,7 @@ int pmem2_deep_flush(struct pmem2_map *map, void *ptr, size_t size)
 		if (msync((void *)start, p + size - start, MS_SYNC))
 			return pmem2_err_errno(errno, "pmem2_deep_flush: msync "
 					       "%p + %zu", ptr, size);
-		ntm_watch_synced(ptr, size);
+		NTM_REC_MAPPING(NTM_REC_SYNC, ptr, size, NULL);
 	}
 	return 0;
 }

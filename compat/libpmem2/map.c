@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include <ntmem/embed.h>	/* ntm_persist_domain_system() */
+#include <ntmem/hook.h>	/* NTM_REC_MAPPING(): the checker of ntmem check */
 
 #include "interval.h"	/* src/interval/: the registry of live maps */
 #include "pmem2.h"
-#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #ifndef MAP_SYNC
 #define MAP_SYNC 0x80000
@@ -204,16 +204,21 @@ static void watch_new_map(const struct pmem2_map *map,
 	char link[32], path[PATH_MAX];
 	ssize_t n;
 
-	if (!NTM_WATCH_ON() || src->type != PMEM2_SOURCE_FD ||
+	if (src->type != PMEM2_SOURCE_FD ||
 	    cfg->sharing != PMEM2_SHARED || !(cfg->prot & PMEM2_PROT_WRITE))
 		return;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", src->fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
 	/* PAGE: the program's persist is msync() (a page cache). */
-	ntm_watch_map(map->addr, map->size, path, (off_t)cfg->offset,
-		      map->granularity == PMEM2_GRANULARITY_PAGE ?
-		      NTM_WATCH_RULE_SYNC : NTM_WATCH_RULE_CPU);
+	struct ntm_rec_map m = {
+		.path = path,
+		.off = cfg->offset,
+		.rule = map->granularity == PMEM2_GRANULARITY_PAGE ?
+			NTM_REC_RULE_SYNC : NTM_REC_RULE_CPU,
+	};
+
+	NTM_REC_MAPPING(NTM_REC_MAP, map->addr, map->size, &m);
 #else
 	(void)map, (void)cfg, (void)src;
 #endif
@@ -533,7 +538,8 @@ int pmem2_map_delete(struct pmem2_map **map_ptr)
 				 "map %p is not a live mapping", (void *)map);
 	/* What is not durable when its mapping goes is reported as such. */
 	if (map->owned)
-		ntm_watch_unmap(map->addr, map->size, "pmem2_map_delete");
+		NTM_REC_MAPPING(NTM_REC_UNMAP, map->addr, map->size,
+				"pmem2_map_delete");
 	if (map->rsv) {
 		/* The placeholder goes back: the range stays reserved. */
 		ret = pmem2_vm_reservation_map_remove(map);

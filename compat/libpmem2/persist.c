@@ -33,11 +33,11 @@
 #include <unistd.h>
 
 #include <ntmem.h>
+#include <ntmem/hook.h>	/* NTM_REC_MAPPING(): the checker of ntmem check */
 
 #include "dropin_note.h"	/* ntm_dropin_banner() */
 #include "pmdk_env.h"
 #include "pmem2.h"
-#include "watch.h"	/* src/watch/: ntmem check's hooks */
 
 #define NT_FLAGS (PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_WC)
 #define TEMPORAL_FLAGS (PMEM2_F_MEM_TEMPORAL | PMEM2_F_MEM_WB)
@@ -179,7 +179,7 @@ static void page_persist(const void *p, size_t n)
 
 	/* The pages reached the file: ntmem check takes them as durable. */
 	if (n && msync((void *)lo, (uintptr_t)p + n - lo, MS_SYNC) == 0)
-		ntm_watch_synced(p, n);
+		NTM_REC_MAPPING(NTM_REC_SYNC, p, n, NULL);
 }
 
 static void page_drain(void)

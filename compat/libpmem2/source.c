@@ -20,14 +20,6 @@
 
 #include "pmem2.h"
 
-/* Where sysfs is; tests point NTMEM_SYSFS_ROOT at a fake tree. */
-static const char *sysfs_root(void)
-{
-	const char *root = getenv("NTMEM_SYSFS_ROOT");
-
-	return root && *root ? root : "/sys";
-}
-
 /* Whether @rdev is a device of the dax subsystem. */
 static bool is_dax_device(dev_t rdev)
 {
@@ -36,7 +28,7 @@ static bool is_dax_device(dev_t rdev)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/subsystem",
-		 sysfs_root(), major(rdev), minor(rdev));
+		 pmem2_sysfs_root(), major(rdev), minor(rdev));
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
 		return false;
@@ -58,7 +50,7 @@ static int devdax_attr(dev_t rdev, const char *attr, const char *fn,
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/%s", sysfs_root(),
+	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/%s", pmem2_sysfs_root(),
 		 major(rdev), minor(rdev), attr);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -92,7 +84,7 @@ static const char *devdax_align_attr(dev_t rdev)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/device/align",
-		 sysfs_root(), major(rdev), minor(rdev));
+		 pmem2_sysfs_root(), major(rdev), minor(rdev));
 	return access(path, F_OK) == 0 ? "device/align" : "align";
 }
 

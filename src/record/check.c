@@ -394,6 +394,8 @@ static void apply(struct range *r, enum ntm_rec_kind kind, uintptr_t lo,
 		break;
 	case NTM_REC_FENCE:
 		break;
+	default:
+		break;	/* a mapping's: model_event() lets them by */
 	}
 }
 
@@ -481,17 +483,6 @@ static void pass_on(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos)
 	suspended = 0;
 }
 
-void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
-		   const void *where)
-{
-	struct ntm_rec_ev ev = { .kind = kind, .p = p, .n = n,
-				 .where = where };
-
-	/* The checker of ntmem check, the model, the crash engine, in
-	 * this order (rec_sink.h). */
-	ntm_rec_sink_dispatch(&ev);
-}
-
 static void model_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
 			void *arg)
 {
@@ -503,6 +494,10 @@ static void model_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
 	int hit = 0;
 
 	(void)arg;
+	/* A mapping's event is the checker's (rec_sink.h): not a store,
+	 * write-back or fence of a tracked range, nothing to pass on. */
+	if (kind >= NTM_REC_MAP)
+		return;
 	if (!__atomic_load_n(&recording, __ATOMIC_ACQUIRE) || suspended)
 		return;
 	me = ntm_thread_number();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * rec_sink.c - the ordered list of the recorder build's event sinks
- * (rec_sink.h): one atomic pointer per position, read without a lock,
- * and the two counters of dispatches in flight that let a sink be
+ * rec_sink.c - the recorder build's one event door (ntm_rec_event() and
+ * ntm_rec_mapping() of ntmem/hook.h) and the ordered list of sinks it
+ * feeds (rec_sink.h): one atomic pointer per position, read without a
+ * lock, and the two counters of dispatches in flight that let a sink be
  * removed safely.
  */
 #include <errno.h>
@@ -93,4 +94,26 @@ void ntm_rec_sink_dispatch(struct ntm_rec_ev *ev)
 	}
 	pass_from(ev, 0);
 	__atomic_fetch_sub(&inflight[e], 1, __ATOMIC_SEQ_CST);
+}
+
+void ntm_rec_event(enum ntm_rec_kind kind, const void *p, size_t n,
+		   const void *where)
+{
+	struct ntm_rec_ev ev = { .kind = kind, .p = p, .n = n,
+				 .where = where };
+
+	/* The checker of ntmem check, the model, the crash engine, in
+	 * this order (rec_sink.h). */
+	ntm_rec_sink_dispatch(&ev);
+}
+
+void ntm_rec_mapping(enum ntm_rec_kind kind, const void *p, size_t n,
+		     const void *detail)
+{
+	struct ntm_rec_ev ev = { .kind = kind, .p = p, .n = n,
+				 .where = __builtin_return_address(0),
+				 .detail = detail };
+
+	/* The same list: the checker takes them, the model lets them by. */
+	ntm_rec_sink_dispatch(&ev);
 }

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rec_sink.h - where the recorder build's events go: ntm_rec_event()
- * (ntmem/hook.h) hands every store, write-back and fence to an ordered
- * list of sinks (src/rec_sink.c). Recorder build only; never installed.
+ * (ntmem/hook.h) hands every store, write-back and fence, ntm_rec_mapping()
+ * every map, unmap and msync() of pmem, to an ordered list of sinks
+ * (src/record/rec_sink.c). Recorder build only; never installed.
  *
  * The list has one slot per position, and the positions are its order:
  *
  *   NTM_REC_SINK_WATCH  the checker of `ntmem check` (watch/watch_perf.c),
  *                       registered when it starts: it sees every event,
  *                       whether or not the recorder is recording, before
- *                       the recorder's model does.
+ *                       the recorder's model does; the mappings' events
+ *                       are for it alone.
  *   NTM_REC_SINK_MODEL  the recorder's shadow model (check.c), registered
- *                       always. It passes on only the events it counted
+ *                       always. It ignores the mappings' events (its
+ *                       ranges are the ones ntm_check_track() names), and
+ *                       passes on only the events it counted
  *                       (recording, and a fence or an event in a tracked
  *                       range), with its lock held, the step number set,
  *                       and this thread's recording suspended; a fence is
@@ -58,6 +62,9 @@ struct ntm_rec_ev {
 	const void *p;		/* NTM_REC_FENCE: unused, as n */
 	size_t n;
 	const void *where;	/* the code the event is blamed on */
+	/* A mapping's event (NTM_REC_MAP ..): what its kind says it
+	 * carries (ntmem/hook.h); NULL for the others. */
+	const void *detail;
 	/* Set by the model for the sinks after it: events it counted, from
 	 * 1 since ntm_check_start(); 0 before it. */
 	uint64_t step;

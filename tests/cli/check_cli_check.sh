@@ -105,13 +105,13 @@ expect 2 "a directory without the preload library" \
 	env NTMEM_CHECK_LIBDIR="$tmp/half" "$ntmem" check -- true
 err_names "$tmp/half" "the incomplete directory is named"
 err_names "libntmem-watch-preload.so" "the missing file is named"
-# Unset or empty, from a build tree: the build's own src/watch.
+# Unset or empty, from a build tree: the build's own src/record/check.
 tree=$(cd "$(dirname "$ntmem")/.." && pwd)
-if [ -f "$tree/build.ninja" ] && [ -f "$tree/src/watch/libntmem-watch.so.0" ]; then
+if [ -f "$tree/build.ninja" ] && [ -f "$tree/src/record/check/libntmem-watch.so.0" ]; then
 	# (A sanitized build's shim would make the ASan runtime refuse to
 	# start behind it: told not to check, it runs.)
 	# (true loads no checking library: found, but nothing checked, 4.)
-	expect 4 "NTMEM_CHECK_LIBDIR empty, ntmem of a build tree: its src/watch" \
+	expect 4 "NTMEM_CHECK_LIBDIR empty, ntmem of a build tree: its src/record/check" \
 		env NTMEM_CHECK_LIBDIR= ASAN_OPTIONS=verify_asan_link_order=0 \
 		"$ntmem" check -- true
 fi

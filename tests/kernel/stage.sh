@@ -218,7 +218,7 @@ scratch_test_program() {
 # mounted on $MNT: the checker watches MAP_SYNC mappings as it watches
 # page-cache ones, so each bug is reported (exit 3) and no twin is.
 checker_corpus() {
-	if [ ! -d "$P/tests/check" ] || [ ! -d "$P/src/watch" ]; then
+	if [ ! -d "$P/tests/check" ] || [ ! -d "$P/src/record/check" ]; then
 		skip "$1: ntmem check on the corpus" "the corpus or the checking library not built"
 		return
 	fi
@@ -228,12 +228,12 @@ checker_corpus() {
 		name=$(basename "$bug")
 		# libpmemobj's programs: checker_pmemobj
 		case $name in pmemobj_*) continue ;; esac
-		run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check --json \
+		run env NTMEM_CHECK_LIBDIR="$P/src/record/check" "$NTMEM" check --json \
 			--error-exitcode 3 -- "$bug" "$MNT/corpus"
 		bug_st=$?
 		# The JSON report is on standard error, one report a line.
 		kinds=$(sed -n 's/.*"kind": *"\([a-z-]*\)".*/\1/p' "$err" | sort -u | tr '\n' ' ')
-		run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check --json \
+		run env NTMEM_CHECK_LIBDIR="$P/src/record/check" "$NTMEM" check --json \
 			--error-exitcode 3 -- "$prog" "$MNT/corpus"
 		fixed_st=$?
 		[ "$bug_st" -eq 3 ] && [ "$fixed_st" -eq 0 ]
@@ -249,11 +249,11 @@ checker_corpus() {
 # the program runs to its end (never killed), the run is checked in part
 # (exit 4) and its report says why.
 checker_devdax_2m() {
-	if [ ! -x "$P/tests/check/missing_flush_fixed" ] || [ ! -d "$P/src/watch" ]; then
+	if [ ! -x "$P/tests/check/missing_flush_fixed" ] || [ ! -d "$P/src/record/check" ]; then
 		skip "$1: ntmem check on it" "the corpus or the checking library not built"
 		return
 	fi
-	run env NTMEM_CHECK_LIBDIR="$P/src/watch" "$NTMEM" check -- \
+	run env NTMEM_CHECK_LIBDIR="$P/src/record/check" "$NTMEM" check -- \
 		"$P/tests/check/missing_flush_fixed" "$2"
 	st=$?
 	[ "$st" -eq 4 ] && grep -q 'checked in part' "$err" &&
@@ -334,11 +334,11 @@ obj_checks() {
 # which shows the checker watched fio's stores on DAX.
 FIO_ERRORS='verify.*(fail|mismatch)|bad (magic|header)|err= *[1-9]'
 checker_fio() {
-	if ! command -v fio >/dev/null || [ ! -d "$P/src/watch" ]; then
+	if ! command -v fio >/dev/null || [ ! -d "$P/src/record/check" ]; then
 		skip "$1: fio under ntmem check" "no fio in the guest, or the checking library not built"
 		return
 	fi
-	watch=$P/src/watch
+	watch=$P/src/record/check
 	check "$1: fio's libpmem.so.1 under ntmem check is the checking library" sh -c \
 		"LD_LIBRARY_PATH=$watch /lib64/ld-linux-x86-64.so.2 --list $(command -v fio) |
 		 grep -F 'libpmem.so.1 => $watch/libpmem.so.1 '"
@@ -383,7 +383,7 @@ checker_fio() {
 # the bench sees DAX and unsets PMEM_IS_PMEM_FORCE, and no checked run
 # may report a bug.
 checker_pmemobj() {
-	watch=$P/src/watch
+	watch=$P/src/record/check
 	if [ ! -x "$P/tests/check/pmemobj_root_store_fixed" ] || [ ! -d "$watch" ]; then
 		skip "$1: ntmem check on the libpmemobj corpus" \
 			"the corpus (libpmemobj-dev) or the checking library not built"

@@ -200,7 +200,7 @@ ns_check() {
 # programs left out ("" for none).
 checker_mutants() {
 	script=/ntmem-src/tests/check/check_mutants.sh
-	if [ ! -f "$script" ] || [ ! -d "$P/src/watch" ]; then
+	if [ ! -f "$script" ] || [ ! -d "$P/src/record/check" ]; then
 		skip "$1: the checker's mutation proof" "the corpus or the checking library not built"
 		return
 	fi
@@ -208,7 +208,7 @@ checker_mutants() {
 	dax) mkdir -p "$3/mutants"; where="NTMEM_MUTANTS_DAX_DIR=$3/mutants" ;;
 	devdax) where="NTMEM_MUTANTS_DEVDAX=$3" ;;
 	esac
-	run env NTMEM_CHECK_LIBDIR="$P/src/watch" NTMEM_MUTANTS_KINDS="$2" \
+	run env NTMEM_CHECK_LIBDIR="$P/src/record/check" NTMEM_MUTANTS_KINDS="$2" \
 		"$where" NTMEM_DISK_TMPDIR=/tmp \
 		NTMEM_MUTANTS_SKIP="$4" sh "$script" "$NTMEM" "$P/tests/check"
 	result $? "$1: every mutant of the checker's corpus reported (deleted persistence calls${4:+; not $4})"

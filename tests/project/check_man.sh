@@ -200,7 +200,7 @@ do_coverage() {
 		case $p in *.3) name_list "$p" | sed "s|\$| $p|" ;; esac
 	done >"$out.names"
 	for sym in $(cat "$MAN_ROOT/src/libntmem.map" \
-			 "$MAN_ROOT/src/libntmem-check.map" >"$out.map";
+			 "$MAN_ROOT/src/record/libntmem-check.map" >"$out.map";
 		     exported "$out.map"); do
 		where=$(awk -v s="$sym" '$1 == s { printf "%s ", $2 }' "$out.names")
 		case $where in
@@ -273,13 +273,15 @@ do_examples() {
 			n=$((n + 1))
 			prog=${src%.man}
 			undo_escapes <"$src" >"$prog.c"
-			# The recorder's functions live in libntmem-check, and
+			# The recorder's functions live in libntmem-check
+			# (built in src/record/, the recorder's wing), and
 			# code using them is compiled with NTM_RECORD; the
 			# drop-ins' programs build against their own headers
 			# and libraries, as they would against PMDK's.
 			inc="$MAN_ROOT/include" libdir="$MAN_BUILDROOT/src"
 			lib="-lntmem" rec=""
 			if grep -qE 'ntmem/(check|crash|hook)\.h' "$prog.c"; then
+				libdir="$MAN_BUILDROOT/src/record"
 				lib="-lntmem-check" rec="-DNTM_RECORD=1"; fi
 			for d in libpmemblk libpmem2 libpmem; do
 				grep -q "<$d\.h>" "$prog.c" || continue

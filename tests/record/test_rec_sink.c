@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_rec_sink.c - the recorder build's sink list (src/rec_sink.h) and
- * the durability rules its sinks judge by (src/durability_rules.h).
+ * test_rec_sink.c - the recorder build's sink list (src/record/rec_sink.h) and
+ * the durability rules its sinks judge by (src/record/durability_rules.h).
  *
  *   order      sinks run in position order, each passes on to the next
  *              present one, a sink that does not pass keeps the event
  *              from the later ones, an annotation reaches them
  *   register   -EINVAL, -EBUSY; unregistering another sink changes nothing
+ *   mappings   ntm_rec_mapping(), the door of a mapping's events: the first
+ *              sink gets each kind with its detail and a caller, the
+ *              recorder's model lets them by (the sink after it never
+ *              sees one) and leaves a tracked range as it was, while a
+ *              store through ntm_rec_event() still reaches both
  *   rules      the predicates' table (thread and domain)
  *   threads    (argument "threads", suite threads, so under TSan too)
  *              threads dispatching without pause while the main thread
@@ -25,6 +30,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ntmem/check.h>
+#include <ntmem/hook.h>
 
 #include "durability_rules.h"
 #include "rec_sink.h"
@@ -116,6 +124,79 @@ static void test_register(void **state)
 	nseen = 0;
 	ntm_rec_sink_dispatch(&ev);
 	assert_int_equal(nseen, 0);
+}
+
+/* What the sink before the model saw last, and how many events the one
+ * after it saw. */
+static struct ntm_rec_ev first_saw;
+static unsigned after_model;
+
+static void first_sink(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+		       void *arg)
+{
+	(void)arg;
+	first_saw = *ev;
+	ntm_rec_sink_pass(ev, pos);
+}
+
+static void last_sink(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
+		      void *arg)
+{
+	(void)ev, (void)pos, (void)arg;
+	after_model++;
+}
+
+static void test_mappings(void **state)
+{
+	static char buf[256] __attribute__((aligned(64)));
+	const struct ntm_rec_sink first = { first_sink, NULL },
+				  last = { last_sink, NULL };
+	struct ntm_rec_map m = { .path = "/x", .off = 4096,
+				 .rule = NTM_REC_RULE_SYNC };
+	enum ntm_rec_rule cpu = NTM_REC_RULE_CPU;
+	const struct {
+		enum ntm_rec_kind kind;
+		const void *detail;
+	} each[] = {
+		{ NTM_REC_MAP, &m }, { NTM_REC_RULE, &cpu },
+		{ NTM_REC_UNMAP, "pmem_unmap" }, { NTM_REC_SYNC, NULL },
+		{ NTM_REC_TOUCH, NULL },
+	};
+	struct ntm_check_counts c;
+
+	(void)state;
+	assert_int_equal(ntm_check_track(buf, sizeof(buf)), 0);
+	ntm_check_start();	/* the model is the sink at its position */
+	assert_int_equal(ntm_rec_sink_register(NTM_REC_SINK_WATCH, &first), 0);
+	assert_int_equal(ntm_rec_sink_register(NTM_REC_SINK_CRASH, &last), 0);
+	for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++) {
+		memset(&first_saw, 0, sizeof(first_saw));
+		after_model = 0;
+		ntm_rec_mapping(each[i].kind, buf, 128, each[i].detail);
+		assert_int_equal(first_saw.kind, each[i].kind);
+		assert_ptr_equal(first_saw.p, buf);
+		assert_int_equal(first_saw.n, 128);
+		assert_ptr_equal(first_saw.detail, each[i].detail);
+		assert_non_null(first_saw.where);
+		assert_int_equal(after_model, 0);
+	}
+	assert_int_equal(ntm_check_query(buf, sizeof(buf), &c), 0);
+	assert_int_equal(c.units[NTM_CHECK_DIRTY], 0);
+	assert_int_equal(c.writebacks, 0);
+	assert_int_equal(c.first_bad, 0);
+	assert_true(ntm_check_durable(buf, sizeof(buf)));
+
+	/* A store of the tracked range passes the model on, and is dirty. */
+	ntm_rec_event(NTM_REC_STORE, buf, 8, NULL);
+	assert_int_equal(first_saw.kind, NTM_REC_STORE);
+	assert_null(first_saw.detail);
+	assert_int_equal(after_model, 1);
+	assert_false(ntm_check_durable(buf, sizeof(buf)));
+
+	ntm_rec_sink_unregister(NTM_REC_SINK_WATCH, &first);
+	ntm_rec_sink_unregister(NTM_REC_SINK_CRASH, &last);
+	ntm_check_stop();
+	ntm_check_untrack(buf);
 }
 
 static void test_rules(void **state)
@@ -234,6 +315,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_register),
+		cmocka_unit_test(test_mappings),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_thread_numbers),
 	};

@@ -37,22 +37,6 @@
 #include "watch/watch_internal.h"
 #include "watch/watch_report.h"
 
-int ntm_watch_on;
-
-int watch_report_fd = -1;
-bool watch_eager;
-enum ntm_persist_domain watch_domain;
-int watch_lock_word;
-bool watch_shim_present;
-
-__thread int watch_inside __attribute__((tls_model("initial-exec")));
-__thread uint64_t watch_my_fences __attribute__((tls_model("initial-exec")));
-
-int (*watch_real_sigaction)(int, const struct sigaction *, struct sigaction *);
-int (*watch_real_mprotect)(void *, size_t, int);
-int (*watch_real_munmap)(void *, size_t);
-void *(*watch_real_mremap)(void *, size_t, size_t, int, ...);
-
 void watch_note(const char *fmt, ...)
 {
 	struct wrec w;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * watch/watch.h - how the library tells the checker of `ntmem check`
- * (src/watch/watch.c) about pmem mappings and persistence events. Private;
- * never installed.
+ * watch/watch.h - what the checker of `ntmem check` (src/record/watch/watch.c)
+ * and its preload shim (preload.c) share: whether the checker is on, and
+ * the table of what the shim asks it. Private to src/record/; never
+ * installed. The library and the drop-ins tell the checker of their
+ * mappings through the recorder's events (ntmem/hook.h), not here.
  *
  * The checker exists only in the recorder build (NTM_RECORD) and does
  * nothing until NTMEM_CHECK_WATCH is set in the environment (ntmem check
- * sets it). In the ordinary library every hook below is an empty inline
- * function; in the recorder build it is one load of a flag when the
- * checker is off.
+ * sets it).
  */
 #ifndef NTMEM_WATCH_H
 #define NTMEM_WATCH_H
@@ -21,132 +21,26 @@
 
 #include "ntmem/hook.h"
 
-/*
- * What makes a store to a watched mapping durable (ntmem-check(1),
- * DURABILITY RULES):
- *   CPU   its line written back (or NT-stored) and then fenced by the same
- *         thread, or a fence alone in a cpu_cache domain: pmem (DAX with
- *         MAP_SYNC, devdax, a file PMEM_IS_PMEM_FORCE=1 calls pmem, an
- *         emulated namespace whose cache is its medium);
- *   SYNC  the kernel's rule for a page cache: an msync(), fsync() or
- *         fdatasync() covering its page that returns after it. Write-backs
- *         and fences do nothing for it (a file on a disk or tmpfs that
- *         nothing calls pmem; PAGE granularity in libpmem2).
- * An msync() covering a page makes it durable under either rule: on DAX
- * the kernel writes the page's lines back.
- */
-enum ntm_watch_rule { NTM_WATCH_RULE_CPU, NTM_WATCH_RULE_SYNC };
-
 #ifdef NTM_RECORD
 
 /* Non-zero once the checker is on; never turned off. */
 extern int ntm_watch_on;
 
-void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off,
-			enum ntm_watch_rule rule);
-void ntm_watch_rule_slow(const void *p, size_t n, enum ntm_watch_rule rule);
-void ntm_watch_unmap_slow(const void *p, size_t n, const char *why);
-void ntm_watch_synced_slow(const void *p, size_t n);
-void ntm_watch_touch_slow(const void *p, size_t n);
-
 #define NTM_WATCH_ON() __builtin_expect(__atomic_load_n(&ntm_watch_on, \
 					__ATOMIC_RELAXED), 0)
 
 /*
- * A writable shared mapping of @path (file offset @off) whose stores the
- * program must make durable, judged by @rule.
+ * The library tells the checker of its mappings through the recorder's
+ * one event door (NTM_REC_MAPPING(), ntmem/hook.h), as of its stores,
+ * write-backs and fences: every event reaches the checker through the
+ * recorder's sink list (src/record/rec_sink.h), first of its sinks, once the
+ * checker has started. No hook here.
  */
-static inline void ntm_watch_map(void *p, size_t n, const char *path,
-				 off_t off, enum ntm_watch_rule rule)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_map_slow(p, n, path, off, rule);
-}
-
-/*
- * The watched mapping [@p, @p + @n) is judged by @rule from now on: a
- * library that knows better than the mapping's kind (pmem_map_file() with
- * PMEM_IS_PMEM_FORCE=1: the program was told it is pmem).
- */
-static inline void ntm_watch_rule(const void *p, size_t n,
-				  enum ntm_watch_rule rule)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_rule_slow(p, n, rule);
-}
-
-/*
- * [@p, @p + @n) is about to be unmapped by @why ("pmem_unmap", "munmap",
- * "ntm_ns_close"): its lines that are not durable are reported.
- */
-static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_unmap_slow(p, n, why);
-}
-
-/*
- * The library's msync() of the range returned: its pages are durable, and
- * a shared file mapping it lies in is the program's pmem from now on (as
- * ntm_watch_touch()).
- */
-static inline void ntm_watch_synced(const void *p, size_t n)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_synced_slow(p, n);
-}
-
-/*
- * A pmem_* call (pmem_is_pmem(), pmem_msync()) names [@p, @p + @n): the
- * shared file mapping it lies in holds the program's pmem, to be judged
- * (one the checker watched since its mmap() is reported on from now on;
- * one it did not know is watched from now on).
- */
-static inline void ntm_watch_touch(const void *p, size_t n)
-{
-	if (NTM_WATCH_ON())
-		ntm_watch_touch_slow(p, n);
-}
-
-/*
- * Every recorded event (ntm_rec_event()) reaches the checker through the
- * recorder's sink list (src/rec_sink.h), first of its sinks, once the
- * checker has started: no hook here.
- */
-
-#else
-
-static inline void ntm_watch_map(void *p, size_t n, const char *path,
-				 off_t off, enum ntm_watch_rule rule)
-{
-	(void)p, (void)n, (void)path, (void)off, (void)rule;
-}
-
-static inline void ntm_watch_rule(const void *p, size_t n,
-				  enum ntm_watch_rule rule)
-{
-	(void)p, (void)n, (void)rule;
-}
-
-static inline void ntm_watch_touch(const void *p, size_t n)
-{
-	(void)p, (void)n;
-}
-
-static inline void ntm_watch_unmap(const void *p, size_t n, const char *why)
-{
-	(void)p, (void)n, (void)why;
-}
-
-static inline void ntm_watch_synced(const void *p, size_t n)
-{
-	(void)p, (void)n;
-}
 
 #endif /* NTM_RECORD */
 
 /*
- * What the preload shim (src/watch/preload.c, unversioned, so it can stand
+ * What the preload shim (src/record/watch/preload.c, unversioned, so it can stand
  * in front of glibc's versioned symbols) asks the checker. The checker
  * hands a table to the shim's ntm_watch_preload_register() when it starts;
  * a program run without the shim has no interposition (documented).

@@ -28,7 +28,6 @@
  * /proc/self/maps only once (and a mapping not watched is noted once). */
 #define MAX_NOT_PMEM 32
 
-struct ntm_interval_table watch_table = NTM_INTERVAL_TABLE_INIT(MAX_RANGES);
 static struct { uintptr_t start, end; } not_pmem[MAX_NOT_PMEM];
 static unsigned nnot_pmem, not_pmem_next;
 
@@ -467,11 +466,11 @@ static void traits_of_path(struct wtraits *t, const char *path)
 	}
 }
 
-void ntm_watch_map_slow(void *p, size_t n, const char *path, off_t off,
-			enum ntm_watch_rule rule)
+void watch_map_file(void *p, size_t n, const char *path, off_t off,
+			enum ntm_rec_rule rule)
 {
 	uintptr_t a = (uintptr_t)p;
-	struct wtraits t = { .sync_rule = rule == NTM_WATCH_RULE_SYNC,
+	struct wtraits t = { .sync_rule = rule == NTM_REC_RULE_SYNC,
 			     .adopted = true };
 
 	if (!n)
@@ -506,7 +505,7 @@ void watch_mapped(void *p, size_t n, int prot, int flags, int fd, off_t off)
 	watch_inside = 0;
 }
 
-void ntm_watch_rule_slow(const void *p, size_t n, enum ntm_watch_rule rule)
+void watch_set_rule(const void *p, size_t n, enum ntm_rec_rule rule)
 {
 	uintptr_t a = watch_page_down((uintptr_t)p), e = watch_page_up((uintptr_t)p + n);
 	size_t nv;
@@ -518,7 +517,7 @@ void ntm_watch_rule_slow(const void *p, size_t n, enum ntm_watch_rule rule)
 	for (size_t i = ntm_interval_find(v, nv, a); i < nv && v[i].lo < e; i++) {
 		struct wrange *r = v[i].user;
 
-		r->t.sync_rule = rule == NTM_WATCH_RULE_SYNC;
+		r->t.sync_rule = rule == NTM_REC_RULE_SYNC;
 	}
 	/* Pages stored to already go where their rule's events find them. */
 	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
@@ -551,7 +550,7 @@ static void touch(uintptr_t a, uintptr_t e)
 		watch_discover(a);
 }
 
-void ntm_watch_touch_slow(const void *p, size_t n)
+void watch_touched(const void *p, size_t n)
 {
 	if (!n || watch_inside)
 		return;
@@ -570,7 +569,7 @@ bool watch_overlaps(uintptr_t a, uintptr_t e)
 	return i < n && v[i].lo < e;
 }
 
-void ntm_watch_unmap_slow(const void *p, size_t n, const char *why)
+void watch_unmapping(const void *p, size_t n, const char *why)
 {
 	uintptr_t a = watch_page_down((uintptr_t)p), e = watch_page_up((uintptr_t)p + n);
 	struct point end = { .name = why };
@@ -626,7 +625,7 @@ static void sync_pages(uintptr_t a, uintptr_t e,
 	watch_unlock();
 }
 
-void ntm_watch_synced_slow(const void *p, size_t n)
+void watch_synced(const void *p, size_t n)
 {
 	uintptr_t a = (uintptr_t)p;
 

@@ -23,31 +23,6 @@
 
 #include "watch/watch_internal.h"
 
-struct wpage *watch_lists[LIST_COUNT];
-struct wpage *watch_free_pages;
-
-/* A page record from the free list, or a new chunk: no malloc() (the
- * fault handler calls this), mmap() is async-signal-safe. Lock held. */
-static struct wpage *page_alloc(void)
-{
-	struct wpage *wp = watch_free_pages;
-
-	if (!wp) {
-		struct wpage *chunk = mmap(NULL, sizeof(*chunk) * PAGES_PER_CHUNK,
-					   PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (chunk == MAP_FAILED)
-			return NULL;
-		for (unsigned i = 0; i < PAGES_PER_CHUNK; i++) {
-			chunk[i].next = watch_free_pages;
-			watch_free_pages = &chunk[i];
-		}
-		wp = watch_free_pages;
-	}
-	watch_free_pages = wp->next;
-	return wp;
-}
 
 /*
  * Page @a of @r, write-protected, is being stored to: keep its image (a
@@ -61,7 +36,7 @@ int watch_page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 	bool fresh = !wp;
 
 	if (fresh) {
-		wp = page_alloc();
+		wp = watch_chunk_get(&watch_page_records);
 		if (!wp)
 			return -ENOMEM;
 		memcpy(wp->image, (const void *)a, PAGE);

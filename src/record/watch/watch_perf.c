@@ -177,18 +177,52 @@ static void watch_event(enum ntm_rec_kind kind, const void *p, size_t n)
 		break;
 	case NTM_REC_STORE:
 		break;	/* the page fault saw the first one */
+	default:
+		break;	/* a mapping's: watch_mapping_event() */
 	}
 	watch_inside = 0;
 }
 
-/* Every event, before the recorder's model: it passes them all on. */
+/* A mapping's event (ntmem/hook.h says what each carries). */
+static void watch_mapping_event(const struct ntm_rec_ev *ev)
+{
+	void *p = (void *)ev->p;
+	const struct ntm_rec_map *m = ev->detail;
+
+	switch (ev->kind) {
+	case NTM_REC_MAP:
+		watch_map_file(p, ev->n, m->path, (off_t)m->off, m->rule);
+		break;
+	case NTM_REC_RULE:
+		watch_set_rule(p, ev->n, *(const enum ntm_rec_rule *)ev->detail);
+		break;
+	case NTM_REC_UNMAP:
+		watch_unmapping(p, ev->n, ev->detail);
+		break;
+	case NTM_REC_SYNC:
+		watch_synced(p, ev->n);
+		break;
+	case NTM_REC_TOUCH:
+		watch_touched(p, ev->n);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Every event, before the recorder's model: it passes them all on (the
+ * model lets the mappings' events by). */
 static void watch_sink_event(struct ntm_rec_ev *ev, enum ntm_rec_sink_pos pos,
 			     void *arg)
 {
 	(void)arg;
 	/* Off again once the end was judged (watch_judge_end()). */
-	if (NTM_WATCH_ON())
-		watch_event(ev->kind, ev->p, ev->n);
+	if (NTM_WATCH_ON()) {
+		if (ev->kind >= NTM_REC_MAP)
+			watch_mapping_event(ev);
+		else
+			watch_event(ev->kind, ev->p, ev->n);
+	}
 	ntm_rec_sink_pass(ev, pos);
 }
 

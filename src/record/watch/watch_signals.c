@@ -146,7 +146,6 @@ static __thread bool segv_pending __attribute__((tls_model("initial-exec")));
 /* Signals whose handler's sa_mask, as the program gave it, held SIGSEGV. */
 static bool segv_in_sa_mask[NSIG];
 
-int (*watch_real_sigmask)(int, const sigset_t *, sigset_t *);
 
 int watch_sigmask(int how, const sigset_t *set, sigset_t *old,
 		  int (*real)(int, const sigset_t *, sigset_t *))
@@ -449,6 +448,6 @@ void watch_will_store(void *p, size_t n)
 
 void watch_will_unmap(void *p, size_t n)
 {
-	ntm_watch_unmap_slow(p, n, "munmap");
+	watch_unmapping(p, n, "munmap");
 }
 

@@ -74,35 +74,11 @@ struct wtx {
 };
 
 static struct wtx *txs;		/* every thread's open transaction */
-static struct txpage *free_txpages;
-__thread struct wtx *watch_my_tx __attribute__((tls_model("initial-exec")));
-__thread unsigned watch_obj_depth __attribute__((tls_model("initial-exec")));
-__thread unsigned watch_obj_asked __attribute__((tls_model("initial-exec")));
+/* The transactions' page records (watch_chunks.c). */
+static struct watch_chunks txpage_records = { .size = sizeof(struct txpage) };
 /* Threads inside a call into libpmemobj: while another is, what changed
  * cannot be told from libpmemobj's stores, and is not judged. */
 static unsigned obj_inside;
-
-/* As page_alloc(): the fault handler calls it. Lock held. */
-static struct txpage *txpage_alloc(void)
-{
-	struct txpage *tp = free_txpages;
-
-	if (!tp) {
-		struct txpage *chunk = mmap(NULL, sizeof(*chunk) * PAGES_PER_CHUNK,
-					    PROT_READ | PROT_WRITE,
-					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (chunk == MAP_FAILED)
-			return NULL;
-		for (unsigned i = 0; i < PAGES_PER_CHUNK; i++) {
-			chunk[i].next = free_txpages;
-			free_txpages = &chunk[i];
-		}
-		tp = free_txpages;
-	}
-	free_txpages = tp->next;
-	return tp;
-}
 
 /*
  * The calling thread faults on page @a (before its store lands): the
@@ -126,7 +102,7 @@ void watch_tx_fault(uintptr_t a, void *const *frames, int n)
 		}
 		return;
 	}
-	tp = txpage_alloc();
+	tp = watch_chunk_get(&txpage_records);	/* the fault handler's */
 	if (!tp)
 		return;		/* no memory: its stores go unjudged */
 	memcpy(tp->before, (const void *)a, PAGE);
@@ -310,8 +286,7 @@ static void tx_free(struct wtx *tx)
 		struct txpage *tp = tx->pages;
 
 		tx->pages = tp->next;
-		tp->next = free_txpages;
-		free_txpages = tp;
+		watch_chunk_put(&txpage_records, tp);
 	}
 	free(tx->spans);
 	free(tx->found);
