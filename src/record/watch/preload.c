@@ -100,14 +100,18 @@ static const struct ntm_watch_ops *watching(void)
  * sanitizer's) or libc's, never this one. The checker (watch.c) is not
  * preloaded, and asks libc itself.
  */
-#define REAL(name)                                                      \
+#define REAL_OR(name, missing)                                          \
 	static __typeof__(name) *real_##name;                           \
 	if (!real_##name)                                               \
 		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
 	if (!real_##name) {                                             \
-		errno = ENOSYS;                                         \
-		return -1;                                              \
+		missing;                                                \
 	}
+
+/* ...for a function that fails with -1 and errno. */
+#define REAL(name) REAL_OR(name, errno = ENOSYS; return -1)
+/* ...for a function returning nothing. */
+#define REAL_VOID(name) REAL_OR(name, return)
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -123,16 +127,9 @@ sighandler_t signal(int sig, sighandler_t handler)
 {
 	const struct ntm_watch_ops *o = watching();
 	struct sigaction act = { .sa_handler = handler }, old;
-	static sighandler_t (*real_signal)(int, sighandler_t);
 
 	if (!o) {
-		if (!real_signal)
-			real_signal = (sighandler_t (*)(int, sighandler_t))
-				dlsym(RTLD_NEXT, "signal");
-		if (!real_signal) {
-			errno = ENOSYS;
-			return SIG_ERR;
-		}
+		REAL_OR(signal, errno = ENOSYS; return SIG_ERR);
 		return real_signal(sig, handler);
 	}
 	/* glibc's signal(): BSD semantics, restarting system calls. */
@@ -147,13 +144,8 @@ sighandler_t signal(int sig, sighandler_t handler)
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	const struct ntm_watch_ops *o = watching();
-	static __typeof__(pthread_sigmask) *real_pthread_sigmask;
+	REAL_OR(pthread_sigmask, return ENOSYS);
 
-	if (!real_pthread_sigmask)
-		real_pthread_sigmask = (__typeof__(pthread_sigmask) *)
-			dlsym(RTLD_NEXT, "pthread_sigmask");
-	if (!real_pthread_sigmask)
-		return ENOSYS;
 	if (o)
 		return o->set_mask(how, set, old, real_pthread_sigmask);
 	return real_pthread_sigmask(how, set, old);
@@ -249,16 +241,11 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr,
 		   void *(*fn)(void *), void *arg)
 {
 	const struct ntm_watch_ops *o = watching();
-	static __typeof__(pthread_create) *real_pthread_create;
 	struct thread_start *s;
 	sigset_t attr_mask;
 	int ret;
+	REAL_OR(pthread_create, return ENOSYS);
 
-	if (!real_pthread_create)
-		real_pthread_create = (__typeof__(pthread_create) *)
-			dlsym(RTLD_NEXT, "pthread_create");
-	if (!real_pthread_create)
-		return ENOSYS;
 	if (!o || !(s = malloc(sizeof(*s))))
 		return real_pthread_create(t, attr, fn, arg);
 	*s = (struct thread_start){ .fn = fn, .arg = arg };
@@ -314,15 +301,9 @@ static bool shared_writable(int prot, int flags, int fd)
 void *mmap(void *p, size_t n, int prot, int flags, int fd, off_t off)
 {
 	const struct ntm_watch_ops *o = watching();
-	static __typeof__(mmap) *real_mmap;
 	void *got;
+	REAL_OR(mmap, errno = ENOSYS; return MAP_FAILED);
 
-	if (!real_mmap)
-		real_mmap = (__typeof__(mmap) *)dlsym(RTLD_NEXT, "mmap");
-	if (!real_mmap) {
-		errno = ENOSYS;
-		return MAP_FAILED;
-	}
 	got = real_mmap(p, n, prot, flags, fd, off);
 	if (o && got != MAP_FAILED && shared_writable(prot, flags, fd)) {
 		int saved = errno;
@@ -388,12 +369,9 @@ int syncfs(int fd)
 
 void sync(void)
 {
-	static __typeof__(sync) *real_sync;
+	REAL_VOID(sync);
 
-	if (!real_sync)
-		real_sync = (__typeof__(sync) *)dlsym(RTLD_NEXT, "sync");
-	if (real_sync)
-		real_sync();
+	real_sync();
 	(void)file_synced(0, -1, false);
 }
 
@@ -420,17 +398,10 @@ int mprotect(void *p, size_t n, int prot)
 void *mremap(void *old, size_t olen, size_t nlen, int flags, ...)
 {
 	const struct ntm_watch_ops *o = watching();
-	static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 	void *want = NULL;
 	va_list ap;
+	REAL_OR(mremap, errno = ENOSYS; return MAP_FAILED);
 
-	if (!real_mremap)
-		real_mremap = (void *(*)(void *, size_t, size_t, int, ...))
-			dlsym(RTLD_NEXT, "mremap");
-	if (!real_mremap) {
-		errno = ENOSYS;
-		return MAP_FAILED;
-	}
 	/* The fourth argument is there only with MREMAP_FIXED. */
 	if (flags & MREMAP_FIXED) {
 		va_start(ap, flags);
@@ -884,14 +855,6 @@ OBJ_ALLOC(pmemobj_tx_wcsdup, (const wchar_t *s, uint64_t type_num),
 	  (s, type_num))
 OBJ_ALLOC(pmemobj_tx_xwcsdup, (const wchar_t *s, uint64_t type_num,
 			       uint64_t flags), (s, type_num, flags))
-
-/* Resolved with REAL()'s lookup, for the functions returning nothing. */
-#define REAL_VOID(name)                                                 \
-	static __typeof__(name) *real_##name;                           \
-	if (!real_##name)                                               \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
-	if (!real_##name)                                               \
-		return;
 
 static unsigned obj_program_flags(void)
 {

@@ -154,23 +154,18 @@ void watch_discover(uintptr_t a)
 void watch_drop_records(uintptr_t a, uintptr_t e, struct bad_list *bl,
 			 struct wpage **gone)
 {
-	for (int l = LIST_FIRST; l < LIST_COUNT; l++) {
-		struct wpage *wp, *next;
-
-		for (wp = watch_lists[l]; wp; wp = next) {
-			next = wp->next;
-			if (wp->addr < a || wp->addr >= e)
-				continue;
-			watch_list_del(wp);
-			*watch_slot_of(wp->range, wp->addr) = NULL;
-			if (!bl) {
-				watch_page_free(wp);
-				continue;
-			}
-			watch_page_judge(wp, bl);
-			wp->next = *gone;
-			*gone = wp;
+	WATCH_EACH_PAGE(wp, next) {
+		if (wp->addr < a || wp->addr >= e)
+			continue;
+		watch_list_del(wp);
+		*watch_slot_of(wp->range, wp->addr) = NULL;
+		if (!bl) {
+			watch_page_free(wp);
+			continue;
 		}
+		watch_page_judge(wp, bl);
+		wp->next = *gone;
+		*gone = wp;
 	}
 }
 
@@ -520,12 +515,9 @@ void watch_set_rule(const void *p, size_t n, enum ntm_rec_rule rule)
 		r->t.sync_rule = rule == NTM_REC_RULE_SYNC;
 	}
 	/* Pages stored to already go where their rule's events find them. */
-	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
-		for (struct wpage *wp = watch_lists[l], *next; wp; wp = next) {
-			next = wp->next;
-			if (wp->addr >= a && wp->addr < e && wp->list != LIST_RESTING)
-				watch_list_move(wp, watch_dirty_list(wp->range));
-		}
+	WATCH_EACH_PAGE(wp, next)
+		if (wp->addr >= a && wp->addr < e && wp->list != LIST_RESTING)
+			watch_list_move(wp, watch_dirty_list(wp->range));
 	watch_unlock();
 	watch_inside = 0;
 }
@@ -615,13 +607,10 @@ static void sync_pages(uintptr_t a, uintptr_t e,
 		       const void *arg)
 {
 	watch_lock();
-	for (int list = LIST_FIRST; list < LIST_COUNT; list++)
-	for (struct wpage *wp = watch_lists[list], *next; wp; wp = next) {
-		next = wp->next;
+	WATCH_EACH_PAGE(wp, next)
 		if (wp->addr + PAGE > a && wp->addr < e &&
 		    (!match || match(wp->range, arg)))
 			page_synced(wp);
-	}
 	watch_unlock();
 }
 

@@ -23,7 +23,6 @@
 
 #include "watch/watch_internal.h"
 
-
 /*
  * Page @a of @r, write-protected, is being stored to: keep its image (a
  * resting page has one already), make it writable, make it active. Lock

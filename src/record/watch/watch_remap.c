@@ -288,10 +288,9 @@ void *watch_remap(void *old, size_t olen, size_t nlen, int flags, void *want)
 	}
 	/* Moved or grown: one protection over all of it, so that the kernel
 	 * sees one mapping, as the program made it. */
-	for (int l = LIST_FIRST; l < LIST_COUNT; l++)
-		for (struct wpage *wp = watch_lists[l]; wp; wp = wp->next)
-			if (wp->addr >= a && wp->addr < ae)
-				watch_page_protect(wp);
+	WATCH_EACH_PAGE(wp, next)
+		if (wp->addr >= a && wp->addr < ae)
+			watch_page_protect(wp);
 	keep = nl < ae - a ? nl : ae - a;
 	grow = nl > ae - a ? nl - (ae - a) : 0;
 	for (unsigned i = 0; i < nparts; i++) {

@@ -146,7 +146,6 @@ static __thread bool segv_pending __attribute__((tls_model("initial-exec")));
 /* Signals whose handler's sa_mask, as the program gave it, held SIGSEGV. */
 static bool segv_in_sa_mask[NSIG];
 
-
 int watch_sigmask(int how, const sigset_t *set, sigset_t *old,
 		  int (*real)(int, const sigset_t *, sigset_t *))
 {

@@ -125,6 +125,16 @@ struct point {
 
 /* Pages not all durable, per enum page_list; page records free. */
 extern struct wpage *watch_lists[LIST_COUNT];
+
+/*
+ * A loop header over every page record of every list: @wp each record,
+ * @next the one after it (read first, so the body may move or free @wp).
+ * Lock held.
+ */
+#define WATCH_EACH_PAGE(wp, next)                                       \
+	for (int list_ = LIST_FIRST; list_ < LIST_COUNT; list_++)       \
+		for (struct wpage *wp = watch_lists[list_], *next;      \
+		     wp && (next = wp->next, true); wp = next)
 /*
  * Fixed-size records for code the fault handler runs (a signal handler
  * cannot malloc()), watch_chunks.c: a free list refilled RECORDS_PER_CHUNK

@@ -350,10 +350,9 @@ static void tx_open(const void *pop, bool started, void *const *frames, int n)
 	if (r && r->path && r->off == 0 && (uintptr_t)pop == r->start) {
 		tx->lo = r->start;
 		tx->hi = r->end;
-		for (int l = LIST_FIRST; l < LIST_COUNT; l++)
-			for (struct wpage *wp = watch_lists[l]; wp; wp = wp->next)
-				if (wp->addr >= tx->lo && wp->addr < tx->hi && !wp->meta)
-					watch_page_protect(wp);
+		WATCH_EACH_PAGE(wp, next)
+			if (wp->addr >= tx->lo && wp->addr < tx->hi && !wp->meta)
+				watch_page_protect(wp);
 	}
 	tx->next = txs;
 	txs = tx;
