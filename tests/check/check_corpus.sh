@@ -44,6 +44,7 @@ missing_flush_dep not-written-back unmap point 4120 8 pmem_drain
 missing_flush_dlopen not-written-back unmap point 4120 8 pmem_drain
 missing_drain not-fenced unmap unmap 4120 8 pmem_unmap
 neighbour_flush not-written-back unmap point 4120 8 pmem_persist
+hot_neighbour not-written-back unmap point 4120 8 pmem_persist
 flush_before_store not-written-back,stored-after-write-back unmap point 4120 8 pmem_drain
 nt_nodrain not-fenced exit exit 8216 4096 exit
 plain_memcpy not-written-back unmap point 12328 100 pmem_drain

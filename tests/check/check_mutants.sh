@@ -64,14 +64,14 @@ checking_asan && asan=1
 # The originals: libpmem (with corpus.h's persist by pmem_is_pmem()),
 # ntmem's own namespace, libpmem2, libpmemobj.
 progs="missing_flush_fixed missing_drain_fixed neighbour_flush_fixed
-flush_before_store_fixed nt_nodrain_fixed plain_memcpy_fixed
+hot_neighbour_fixed flush_before_store_fixed nt_nodrain_fixed plain_memcpy_fixed
 store_at_exit_fixed own_map_msync_fixed two_files_fixed ntm_ns_store_fixed
 pmem2_store_after_persist_fixed
 pmemobj_root_store_fixed pmemobj_store_after_persist_fixed
 pmemobj_alloc_ctor_fixed pmemobj_list_fixed pmemobj_threads_fixed
 pmemobj_tx_unadded_fixed pmemobj_tx_short_add_fixed pmemobj_tx_neighbour_fixed
 pmemobj_tx_add_twice_fixed pmemobj_tx_flush_repeat_fixed
-pmemobj_hashmap_fixed pmemobj_big_root"
+pmemobj_hashmap_fixed pmemobj_tx_hot_fixed pmemobj_big_root"
 kinds="tmpfs-pmem tmpfs"
 [ "$all" = --all ] && kinds="$kinds disk-pmem disk"
 [ -n "$asan" ] && kinds=tmpfs

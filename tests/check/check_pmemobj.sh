@@ -82,6 +82,7 @@ trap 'rm -f "$out" "$err"; rm -rf "$tmp" ${disk:+"$disk"}' EXIT
 corpus="
 pmemobj_root_store not-written-back,never-written-back - not-synced
 pmemobj_tx_unadded tx-unadded - tx-unadded
+pmemobj_tx_hot tx-unadded - tx-unadded
 pmemobj_tx_short_add tx-unadded - tx-unadded
 pmemobj_tx_neighbour tx-unadded - tx-unadded
 pmemobj_plain_memcpy not-written-back,never-written-back - not-synced

@@ -278,10 +278,16 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 {
 	const uint8_t *now = watch_page_now(wp);
 	bool clean = true;
-	/* The thread taken as the storer of its changed lines. A warm
-	 * page's stores were not seen: any thread may have made them, and
-	 * any thread's fence settles them, so this one's does. */
-	uint32_t storer = wp->warm ? me : wp->thread;
+	/*
+	 * The thread taken as the storer of its changed lines: the one that
+	 * made the page writable, as for any writable page. A warm page of
+	 * libpmemobj's metadata is every thread's (each stores to its lane
+	 * and the heap's headers in its own calls): any thread's fence
+	 * settles it, so this one's does. A hot page stays its thread's,
+	 * so that a store another thread made to it and never persisted is
+	 * not taken as made before this thread's fence.
+	 */
+	uint32_t storer = wp->warm && wp->meta ? me : wp->thread;
 	bool mine = storer == me;
 
 	*unchanged = !memcmp(now, wp->image, PAGE);
@@ -342,10 +348,11 @@ static bool page_settle(struct wpage *wp, uint32_t me, struct lazy_point *lp,
 		 * a fence libpmemobj makes for its own logs passes (in a
 		 * transaction, say): the program's stores are made durable
 		 * by its own points (a commit, pmemobj_persist()) or the end
-		 * judges them. Nor one of a warm page: the thread that
-		 * stored to it may not have fenced yet.
+		 * judges them. Nor one of a warm page of libpmemobj's
+		 * metadata: the thread that stored to it may not have
+		 * fenced yet.
 		 */
-		if (own == WATCH_OBJ_LATER || lp->pmemobj || wp->warm)
+		if (own == WATCH_OBJ_LATER || lp->pmemobj || (wp->warm && wp->meta))
 			wp->deferred |= bit;
 		else
 			wp->deferred &= ~bit;
@@ -384,26 +391,39 @@ void watch_page_judge(struct wpage *wp, struct bad_list *bl)
 }
 
 /*
- * A page of libpmemobj's metadata that is all durable stays writable
- * ("warm") while it keeps changing: libpmemobj stores to a lane and
- * persists it several times in every transaction, and protecting it at
- * each of those fences costs two mprotect() calls and a fault per fence.
- * Its stores then go unseen, which the judgement does not need (it
- * compares contents at every fence); what is lost is the frames of each
- * store, and these would name libpmemobj: the program stores nothing
- * there. It is protected again after WARM_FENCES fences that found it
- * unchanged, so that a pool's pages libpmemobj is done with (those
- * pmemobj_create() wrote) do not cost every later fence a comparison.
- * Lock held.
+ * A page stays writable across fences ("warm") while it keeps changing,
+ * when it is all libpmemobj's metadata or hot (HOT_AFTER): libpmemobj
+ * stores to a lane and persists it several times in every transaction,
+ * and a program stores to its objects and the run headers beside them in
+ * every one; protecting such a page at each of those fences costs two
+ * mprotect() calls (each a TLB shootdown of every core the process runs
+ * on) and a fault with its signal per fence. Its stores then go unseen,
+ * which the judgement does not need (it compares contents at every fence,
+ * and a transaction compares the pages it joined at each call into
+ * libpmemobj, watch_tx.c); what is lost is the frames of each store after
+ * the first (a report names the store that first dirtied the page since
+ * it was last protected). A page is kept whether it is all durable or
+ * holds lines still pending (a transaction stores to its objects between
+ * the fences of its undo log and persists them at its commit). It is
+ * protected again after WARM_FENCES fences that found it unchanged, so
+ * that pages the program is done with (those pmemobj_create() wrote, a
+ * log it filled) do not cost every later fence a comparison; and no more
+ * than MAX_WARM pages are kept at once, so that a fence compares at most
+ * that many pages it was not told of (a program cycling through many hot
+ * pages pays for their faults, as without the rule). Lock held.
  */
-#define WARM_FENCES 8
+#define WARM_FENCES 64
+#define MAX_WARM 32
 
 static bool keep_warm(struct wpage *wp, bool unchanged)
 {
-	if (!wp->meta || !wp->writable)
+	if (!(wp->meta || wp->hot) || !wp->writable)
 		return false;
 	if (!wp->warm) {
+		if (watch_warm_pages >= MAX_WARM)
+			return false;
 		wp->warm = true;
+		watch_warm_pages++;
 		wp->idle = 0;
 		return true;
 	}
@@ -429,11 +449,13 @@ void watch_fence(void)
 			 * watch_page_settled(). */
 			if (!keep_warm(wp, unchanged))
 				watch_page_settled(wp);
-		} else if (wp->thread == me && !wp->wb) {
+		} else if (wp->thread == me && !wp->wb &&
+			   (wp->meta || !keep_warm(wp, false))) {
 			/*
 			 * Only pending lines left, and this thread made it
 			 * writable: protect it, so the next store is seen,
-			 * and pass it by until then. Write-backs of other
+			 * and pass it by until then (a hot page stays warm
+			 * and active, keep_warm()). Write-backs of other
 			 * threads keep it active for their fences.
 			 */
 			watch_page_protect(wp);

@@ -66,7 +66,7 @@ static int protect_runs(uintptr_t a, uintptr_t e, int prot)
 			sl->prot = PROT_SET | (prot & PROT_KEPT);
 			if (sl->page && !(prot & PROT_WRITE)) {
 				sl->page->writable = false;
-				sl->page->warm = false;
+				watch_page_cool(sl->page);
 			}
 		}
 		run = x;

@@ -19,6 +19,7 @@ bool watch_shim_present;
 /* The watched mappings, their pages not durable, the page records. */
 struct ntm_interval_table watch_table = NTM_INTERVAL_TABLE_INIT(MAX_RANGES);
 struct wpage *watch_lists[LIST_COUNT];
+unsigned watch_warm_pages;
 struct watch_chunks watch_page_records = { .size = sizeof(struct wpage) };
 
 /* Per thread. */

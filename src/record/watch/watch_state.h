@@ -61,7 +61,8 @@ struct wpage {
 	uint32_t thread;	/* the thread that last made it writable */
 	bool writable;		/* not write-protected: stores go unseen */
 	bool meta;		/* all libpmemobj's metadata (its lanes...) */
-	bool warm;		/* meta, kept writable after it was durable */
+	bool hot;		/* found durable HOT_AFTER times before */
+	bool warm;		/* meta or hot, kept writable across fences */
 	uint8_t idle;		/* warm: fences since it last changed */
 	uint8_t list;		/* enum page_list */
 	int nframes;
@@ -85,10 +86,22 @@ enum page_list { LIST_NONE, LIST_ACTIVE, LIST_RESTING, LIST_UNSYNCED,
 /* What a program's mprotect() set on a page (PROT_SET | its prot). */
 #define PROT_SET 0x40000000
 
+/*
+ * A page found all durable this many times and stored to again is hot:
+ * the program keeps coming back to it (a transaction's objects, a run's
+ * header, a root), and at its next fences it stays writable rather than
+ * costing two mprotect() calls and a fault each time (watch_judge.c,
+ * keep_warm()). Two: a page stored to once, or once more to finish it,
+ * as a sequential writer does, never pays for the comparisons a warm page
+ * costs.
+ */
+#define HOT_AFTER 2
+
 /* A page of a watched mapping. */
 struct wslot {
 	struct wpage *page;	/* NULL when all durable */
 	int prot;		/* 0: the range's; else PROT_SET | the program's */
+	uint8_t settled;	/* times found all durable, up to HOT_AFTER */
 };
 
 /* What a watched mapping is, kept by each piece a cut or mremap() makes. */
@@ -125,6 +138,8 @@ struct point {
 
 /* Pages not all durable, per enum page_list; page records free. */
 extern struct wpage *watch_lists[LIST_COUNT];
+/* Page records with warm set (watch_judge.c, keep_warm()). */
+extern unsigned watch_warm_pages;
 
 /*
  * A loop header over every page record of every list: @wp each record,
@@ -291,8 +306,17 @@ static inline bool watch_prot_readable(int prot)
 	return prot & (PROT_READ | PROT_WRITE);
 }
 
+/* @wp is no longer kept writable across fences (watch_judge.c). */
+static inline void watch_page_cool(struct wpage *wp)
+{
+	if (wp->warm)
+		watch_warm_pages--;
+	wp->warm = false;
+}
+
 static inline void watch_page_free(struct wpage *wp)
 {
+	watch_page_cool(wp);
 	watch_chunk_put(&watch_page_records, wp);
 }
 
@@ -328,7 +352,7 @@ static inline void watch_page_protect(struct wpage *wp)
 		watch_real_mprotect((void *)wp->addr, PAGE,
 			      watch_watched_prot(watch_prog_prot(wp->range, wp->addr), false));
 	wp->writable = false;
-	wp->warm = false;
+	watch_page_cool(wp);
 }
 
 /*
@@ -382,10 +406,13 @@ static inline const uint8_t *watch_page_now(const struct wpage *wp)
 static inline bool watch_page_settled(struct wpage *wp)
 {
 	bool was_writable = wp->writable;
+	struct wslot *sl = watch_slot_at(wp->range, wp->addr);
 
 	watch_page_protect(wp);
 	if (was_writable && memcmp(watch_page_now(wp), wp->image, PAGE))
 		return false;
+	if (sl->settled < HOT_AFTER)
+		sl->settled++;
 	watch_page_clean(wp);
 	return true;
 }

@@ -32,7 +32,11 @@
  * fault names the storing thread (a store of another thread is not this
  * transaction's) and gives the store's frames. A page libpmemobj stored
  * to first is protected once more when its call returns, so that the
- * program's first store to it names the program. Pages of libpmemobj's
+ * program's first store to it names the program. A warm page (a hot one,
+ * watch_judge.c, keep_warm()) is not protected: it joins the transaction
+ * at its begin as it is, and its stores are found by the same comparison
+ * at each call; which thread made them is not known, so another thread's
+ * store to it, outside a transaction of its own, is taken as this one's. Pages of libpmemobj's
  * metadata (watch_page_is_meta()) join no transaction: no byte of them can be
  * the program's. Lock held throughout.
  */
@@ -81,6 +85,27 @@ static struct watch_chunks txpage_records = { .size = sizeof(struct txpage) };
 static unsigned obj_inside;
 
 /*
+ * Page @a joins @tx as it is now; @frames (@n of them) its first store,
+ * libpmemobj's when @lib. Lock held (the fault handler's too).
+ */
+static void tx_join(struct wtx *tx, uintptr_t a, void *const *frames, int n,
+		    bool lib)
+{
+	struct txpage *tp = watch_chunk_get(&txpage_records);
+
+	if (!tp)
+		return;		/* no memory: its stores go unjudged */
+	memcpy(tp->before, (const void *)a, PAGE);
+	tp->addr = a;
+	tp->lib = lib;
+	tp->reprotected = false;
+	tp->nframes = n;
+	memcpy(tp->frames, frames, sizeof(void *) * (size_t)n);
+	tp->next = tx->pages;
+	tx->pages = tp;
+}
+
+/*
  * The calling thread faults on page @a (before its store lands): the
  * first time in its open transaction, the page joins it. Lock held.
  */
@@ -102,17 +127,7 @@ void watch_tx_fault(uintptr_t a, void *const *frames, int n)
 		}
 		return;
 	}
-	tp = watch_chunk_get(&txpage_records);	/* the fault handler's */
-	if (!tp)
-		return;		/* no memory: its stores go unjudged */
-	memcpy(tp->before, (const void *)a, PAGE);
-	tp->addr = a;
-	tp->lib = watch_obj_depth > 0;
-	tp->reprotected = false;
-	tp->nframes = n;
-	memcpy(tp->frames, frames, sizeof(void *) * (size_t)n);
-	tp->next = tx->pages;
-	tx->pages = tp;
+	tx_join(tx, a, frames, n, watch_obj_depth > 0);
 }
 
 /* Bits of the line at @line that some open transaction's span covers. */
@@ -228,7 +243,9 @@ static void tx_fold_all(void)
 		struct wrange *r = watch_range_of(tp->addr);
 		struct wpage *wp = r ? *watch_slot_of(r, tp->addr) : NULL;
 
-		if (tp->lib && !tp->reprotected && wp && wp->writable) {
+		/* Not a hot page (watch_state.h): it would fault in every
+		 * transaction; its first store stays libpmemobj's. */
+		if (tp->lib && !tp->reprotected && wp && wp->writable && !wp->hot) {
 			watch_page_protect(wp);
 			tp->reprotected = true;
 		}
@@ -350,9 +367,14 @@ static void tx_open(const void *pop, bool started, void *const *frames, int n)
 	if (r && r->path && r->off == 0 && (uintptr_t)pop == r->start) {
 		tx->lo = r->start;
 		tx->hi = r->end;
-		WATCH_EACH_PAGE(wp, next)
-			if (wp->addr >= tx->lo && wp->addr < tx->hi && !wp->meta)
+		WATCH_EACH_PAGE(wp, next) {
+			if (wp->addr < tx->lo || wp->addr >= tx->hi || wp->meta)
+				continue;
+			if (wp->warm)
+				tx_join(tx, wp->addr, wp->frames, wp->nframes, false);
+			else
 				watch_page_protect(wp);
+		}
 	}
 	tx->next = txs;
 	txs = tx;
