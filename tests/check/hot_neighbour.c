@@ -3,7 +3,7 @@
  * Bug: neighbour_flush's, on a page the program keeps coming back to.
  * HOT_ROUNDS times it first changes the page's last line and persists it:
  * the checker then keeps the page writable across fences (a hot page,
- * ntmem-check(1), COST), so the buggy store faults nowhere and only the
+ * ntmem-check(1), HOT PAGES), so the buggy store faults nowhere and only the
  * comparison at the fences finds it. Expected: not-written-back at
  * pmem_persist, for the 8 stored bytes only, as neighbour_flush's.
  */

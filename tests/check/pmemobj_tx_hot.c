@@ -3,7 +3,7 @@
  * Bug: pmemobj_tx_unadded's, on a page the program keeps coming back to.
  * HOT_ROUNDS transactions first add and change a counter beside the
  * field: the checker then keeps the page writable across fences (a hot
- * page, ntmem-check(1), COST), so the page joins the buggy transaction at
+ * page, ntmem-check(1), HOT PAGES), so the page joins the buggy transaction at
  * its begin as it is, its stores fault nowhere, and only the comparison
  * at the next call into libpmemobj finds the store. With -DFIXED the
  * field is added first. Expected: the store reported.
