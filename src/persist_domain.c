@@ -182,6 +182,8 @@ void ntm_nd_region_read(const char *root, const char *name,
 	snprintf(path, sizeof(path), "%s/provider", region_path);
 	read_line(path, out->provider, sizeof(out->provider));
 	out->async = provider_is_async(out->provider);
+	if (!strcmp(out->provider, "CXL"))
+		ntm_cxl_region_read(root, out);
 }
 
 int ntm_nd_region_of_dev(const char *root, dev_t dev, bool chr,

@@ -29,6 +29,13 @@ int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
 void ntm_nd_region_read(const char *root, const char *name,
 			struct ntm_nd_region *out);
 /*
+ * @out's cxl_* fields, for the region @out->name of a CXL bus: the CXL
+ * region at its address under @root/bus/cxl/devices (cxl_region.c); left
+ * as they are when there is none.
+ */
+void ntm_cxl_region_read(const char *root, struct ntm_nd_region *out);
+
+/*
  * The nd region holding device @dev (as ntm_persist_domain_of_dev()):
  * 1 and @out filled, 0 when no nd region holds it, or a negative errno
  * when the nd bus cannot be listed.

@@ -88,6 +88,10 @@ static void print_domains_text(const struct ntm_env_info *env)
 		printf("%s%s %s", i ? "                  " : "nd regions:       ",
 		       l.row[i].name,
 		       region_domain_text(l.row[i].domain, buf, sizeof(buf)));
+		if (l.row[i].cxl_region[0])
+			printf("; CXL %s, %u-way interleave of %u B, memory "
+			       "devices %s", l.row[i].cxl_region, l.row[i].cxl_ways,
+			       l.row[i].cxl_granularity, l.row[i].cxl_memdevs);
 		/* Whatever its domain says: no write-back reaches the host. */
 		if (l.row[i].async)
 			printf("; %s bus %s: never cpu-durable, only the host "
@@ -175,6 +179,26 @@ static void print_text(const struct ntm_env_info *env)
 	}
 }
 
+/* A CXL region's member: "cxl": {...}, (a comma and a space after). */
+static void print_cxl_json(const struct ntm_nd_region *r)
+{
+	char devs[sizeof(r->cxl_memdevs)];
+	bool first = true;
+
+	printf("\"cxl\": {\"region\": ");
+	report_json_string(stdout, r->cxl_region);
+	printf(", \"interleave_ways\": %u, \"interleave_granularity\": %u, "
+	       "\"memdevs\": [", r->cxl_ways, r->cxl_granularity);
+	memcpy(devs, r->cxl_memdevs, sizeof(devs));
+	for (char *save, *d = strtok_r(devs, " ", &save); d;
+	     d = strtok_r(NULL, " ", &save)) {
+		printf("%s", first ? "" : ", ");
+		report_json_string(stdout, d);
+		first = false;
+	}
+	printf("]}, ");
+}
+
 static void print_domains_json(const struct ntm_env_info *env)
 {
 	struct region_list l;
@@ -199,6 +223,8 @@ static void print_domains_json(const struct ntm_env_info *env)
 			report_json_string(stdout, l.row[i].provider);
 			printf(", \"async\": %s, ", l.row[i].async ? "true" : "false");
 		}
+		if (l.row[i].cxl_region[0])
+			print_cxl_json(&l.row[i]);
 		printf("\"name\": ");
 		report_json_string(stdout, l.row[i].name);
 		if (l.row[i].domain >= 0)

@@ -104,6 +104,17 @@ struct ntm_nd_region {
 	int domain;		/* an enum ntm_persist_domain, or -errno unread */
 	bool async;		/* only a flush request to the host persists */
 	bool deep_flush;	/* it has a deep_flush attribute */
+	/*
+	 * A region of a CXL bus (provider "CXL"): the CXL region it is
+	 * (/sys/bus/cxl/devices/regionN, the one at the same physical
+	 * address), "" when there is none to be found; how it interleaves
+	 * (ways 0: not known) and the memory devices behind it, in target
+	 * order ("mem0 mem1", space-separated).
+	 */
+	char cxl_region[32];
+	unsigned cxl_ways;
+	unsigned cxl_granularity;	/* bytes on one device before the next */
+	char cxl_memdevs[128];
 };
 
 /**
@@ -117,8 +128,11 @@ struct ntm_nd_region {
  * Reads @sysfs_root/bus/nd/devices/regionN: persistence_domain
  * ("cpu_cache", "memory_controller"; NTM_PERSIST_NONE when missing, empty
  * or a word ntmem does not know), deep_flush, and the provider of the
- * region's parent nd bus. Reads only under @sysfs_root, on each call: the
- * library keeps nothing of it.
+ * region's parent nd bus; for a CXL bus's region, the CXL region of
+ * @sysfs_root/bus/cxl/devices at its address, its interleave_ways,
+ * interleave_granularity and targets (each an endpoint decoder, whose
+ * port's uport is the memory device). Reads only under @sysfs_root, on
+ * each call: the library keeps nothing of it.
  *
  * Return: the number of regions @fn was called for (0 without an nd bus);
  * -EINVAL when @sysfs_root or @fn is NULL; the negative errno of listing

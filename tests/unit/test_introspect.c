@@ -8,6 +8,12 @@
  *                 order with its domain (an unreadable one's errno), bus,
  *                 provider, async and deep_flush; a stop from the
  *                 callback; a tree without an nd bus; NULL arguments.
+ *   regions_cxl   a CXL bus's regions on a fake tree: the CXL region at
+ *                 the nd region's address (not the one at another), its
+ *                 interleave and its targets' memory devices (a target
+ *                 whose port names none by its decoder), a region whose
+ *                 address no CXL region has, and a region of another
+ *                 bus with a CXL region at its address (none of it).
  *   env           ntm_introspect_env() against the environment meson
  *                 sets (NTMEM_TEST_EXPECT_*): the threshold in effect,
  *                 the override, the ignored lines; a larger size zeroed
@@ -130,6 +136,67 @@ static void test_regions(void **state)
 	assert_int_equal(ntm_introspect_regions(root, NULL, &s), -EINVAL);
 	assert_non_null(strstr(ntm_errmsg(), "fn"));
 	assert_int_equal(s.n, 0);
+}
+
+/* A CXL region of the fake tree: its address, interleave and targets. */
+static void cxl_region(const char *name, const char *at, const char *ways,
+		       const char *const *targets)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "bus/cxl/devices/%s/resource", name);
+	st_put(root, rel, at);
+	snprintf(rel, sizeof(rel), "bus/cxl/devices/%s/interleave_ways", name);
+	st_put(root, rel, ways);
+	snprintf(rel, sizeof(rel), "bus/cxl/devices/%s/interleave_granularity", name);
+	st_put(root, rel, "256\n");
+	for (int i = 0; targets[i]; i++) {
+		snprintf(rel, sizeof(rel), "bus/cxl/devices/%s/target%d", name, i);
+		st_put(root, rel, targets[i]);
+	}
+}
+
+static void test_regions_cxl(void **state)
+{
+	static const char *const two[] = { "decoder2.0\n", "decoder3.0\n", NULL };
+	static const char *const one[] = { "decoder4.0\n", NULL };
+	struct seen s = { 0 };
+
+	(void)state;
+	st_put(root, "devices/cxlroot/ndbus5/provider", "CXL\n");
+	st_region(root, "cxlroot/ndbus5", "region5", "memory_controller\n");
+	st_put(root, "devices/cxlroot/ndbus5/region5/resource", "0x3d0000000\n");
+	st_region(root, "cxlroot/ndbus5", "region6", "memory_controller\n");
+	st_put(root, "devices/cxlroot/ndbus5/region6/resource", "0x500000000\n");
+	/* Another bus's region, at a CXL region's address. */
+	st_put(root, "devices/nfit/ndbus1/provider", "ACPI.NFIT\n");
+	st_region(root, "nfit/ndbus1", "region1", "memory_controller\n");
+	st_put(root, "devices/nfit/ndbus1/region1/resource", "0x3d0000000\n");
+	cxl_region("region0", "0x300000000\n", "1\n", one);
+	cxl_region("region2", "0x3d0000000\n", "2\n", two);
+	st_link(root, "bus/cxl/devices/endpoint2/uport",
+		"../../../../devices/pci0000:0c/0000:0c:00.0/0000:0d:00.0/mem0");
+
+	assert_int_equal(ntm_introspect_regions(root, collect, &s), 3);
+	assert_string_equal(s.r[0].name, "region1");
+	assert_string_equal(s.r[0].provider, "ACPI.NFIT");
+	assert_string_equal(s.r[0].cxl_region, "");
+	assert_int_equal(s.r[0].cxl_ways, 0);
+
+	assert_string_equal(s.r[1].name, "region5");
+	assert_string_equal(s.r[1].provider, "CXL");
+	assert_int_equal(s.r[1].domain, NTM_PERSIST_MEMORY_CONTROLLER);
+	assert_string_equal(s.r[1].cxl_region, "region2");
+	assert_int_equal(s.r[1].cxl_ways, 2);
+	assert_int_equal(s.r[1].cxl_granularity, 256);
+	/* endpoint3 names no memory device: its decoder stands in. */
+	assert_string_equal(s.r[1].cxl_memdevs, "mem0 decoder3.0");
+
+	assert_string_equal(s.r[2].name, "region6");
+	assert_string_equal(s.r[2].provider, "CXL");
+	assert_string_equal(s.r[2].cxl_region, "");
+	assert_int_equal(s.r[2].cxl_ways, 0);
+	assert_string_equal(s.r[2].cxl_memdevs, "");
 }
 
 /* An NTMEM_TEST_EXPECT_* value, "" when unset. */
@@ -301,6 +368,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_regions, setup_tree, remove_tree),
+		cmocka_unit_test_setup_teardown(test_regions_cxl, setup_tree,
+						remove_tree),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test_setup_teardown(test_badblocks, setup_tree,
 						remove_tree),

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cxl_region.c - what sysfs says of the CXL region behind an nd region of
+ * a CXL bus (struct ntm_nd_region's cxl_* fields): the kernel's cxl_pmem
+ * driver makes each CXL pmem region an nd region on an nd bus whose
+ * provider is "CXL", below an nvdimm bridge, with no link from one to
+ * the other. What ties them is the physical address: the nd region's
+ * resource is the CXL region's. The CXL region names its interleave and
+ * its targets, endpoint decoders "decoderP.N" of the port endpointP, whose
+ * uport is the memory device.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "persist_domain.h"
+
+/* @src into @dst of @len bytes, cut to fit, always NUL-terminated. */
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The number in the attribute at @path (decimal or 0x hex), or @dflt. */
+static uint64_t read_number(const char *path, uint64_t dflt)
+{
+	char buf[64], *end;
+	FILE *f = fopen(path, "re");
+	uint64_t v;
+
+	if (!f)
+		return dflt;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return dflt;
+	}
+	fclose(f);
+	v = strtoull(buf, &end, 0);
+	return end == buf ? dflt : v;
+}
+
+/* @name's attribute @attr under @root/bus/@bus/devices. */
+static uint64_t attr(const char *root, const char *bus, const char *name,
+		     const char *attr_name, uint64_t dflt)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/bus/%s/devices/%s/%s", root, bus, name,
+		 attr_name);
+	return read_number(path, dflt);
+}
+
+/* The memory device behind endpoint decoder @decoder ("decoder2.0"), or
+ * the decoder's own name when its port says none, into @out. */
+static void memdev_of(const char *root, const char *decoder, char *out,
+		      size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	unsigned port;
+	ssize_t n;
+	const char *slash;
+
+	copy_cut(out, len, decoder);
+	if (sscanf(decoder, "decoder%u.", &port) != 1)
+		return;
+	snprintf(path, sizeof(path), "%s/bus/cxl/devices/endpoint%u/uport", root,
+		 port);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	slash = strrchr(link, '/');
+	copy_cut(out, len, slash ? slash + 1 : link);
+}
+
+static int is_cxl_region(const struct dirent *e)
+{
+	unsigned id;
+	char rest;
+
+	return sscanf(e->d_name, "region%u%c", &id, &rest) == 1;
+}
+
+void ntm_cxl_region_read(const char *root, struct ntm_nd_region *out)
+{
+	uint64_t at = attr(root, "nd", out->name, "resource", UINT64_MAX);
+	char path[PATH_MAX], target[32], memdev[64];
+	struct dirent **names;
+	int n;
+
+	if (at == UINT64_MAX)
+		return;
+	snprintf(path, sizeof(path), "%s/bus/cxl/devices", root);
+	n = scandir(path, &names, is_cxl_region, versionsort);
+	if (n < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		FILE *f;
+		size_t used = 0;
+
+		if (out->cxl_region[0] ||
+		    attr(root, "cxl", name, "resource", UINT64_MAX) != at)
+			continue;
+		copy_cut(out->cxl_region, sizeof(out->cxl_region), name);
+		out->cxl_ways = (unsigned)attr(root, "cxl", name, "interleave_ways", 0);
+		out->cxl_granularity = (unsigned)attr(root, "cxl", name,
+						      "interleave_granularity", 0);
+		for (unsigned t = 0; t < out->cxl_ways; t++) {
+			snprintf(path, sizeof(path), "%s/bus/cxl/devices/%s/target%u",
+				 root, name, t);
+			f = fopen(path, "re");
+			if (!f)
+				break;
+			if (!fgets(target, sizeof(target), f))
+				target[0] = '\0';
+			fclose(f);
+			target[strcspn(target, "\n")] = '\0';
+			if (!target[0])
+				continue;	/* a position not filled */
+			memdev_of(root, target, memdev, sizeof(memdev));
+			used += (size_t)snprintf(out->cxl_memdevs + used,
+						 used < sizeof(out->cxl_memdevs) ?
+						 sizeof(out->cxl_memdevs) - used : 0,
+						 "%s%s", used ? " " : "", memdev);
+			if (used >= sizeof(out->cxl_memdevs))
+				break;	/* cut, NUL-terminated by snprintf */
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
