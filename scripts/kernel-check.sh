@@ -5,7 +5,7 @@
 #                 [--accel auto|kvm|tcg] [--boots NAME,...] [--full]
 #                 - make check-kernel: ntmem on a
 # real Linux kernel's DAX stack. Debian's kernel under QEMU, booted
-# four times:
+# five times:
 #
 #   guest       a label-less NVDIMM (1 GiB), a virtio-pmem device (512 MiB)
 #               and an NVDIMM with a label area (256 MiB, label-size=128K),
@@ -16,6 +16,11 @@
 #   domain-cpu, domain-mem-ctrl   one NVDIMM each, on a machine whose NFIT
 #               names the persistence domain (QEMU's nvdimm-persistence):
 #               tests/kernel/stage-domain.sh
+#   cxl         a q35 machine with CXL: one host bridge, two root ports,
+#               a type-3 memory device with persistent memory (512 MiB)
+#               and a label area behind the first: the guest loads the
+#               CXL drivers, makes a pmem region with cxl(1) and runs
+#               tests/kernel/stage-cxl.sh on its namespaces
 #   mce         one NVDIMM, on Debian's generic kernel (the cloud kernel
 #               has no machine-check support): the host injects machine
 #               checks through QEMU's monitor where the guest asks, and
@@ -171,8 +176,9 @@ if [ "$accel" = kvm ]; then cpu=$kvm_cpu; smp=2; else cpu=max; smp=1; fi
 # verdict. -machine nvdimm=on with memory slots and maxmem: NVDIMMs and
 # virtio-pmem are memory devices outside the boot memory; share=on on
 # their backends: the guest's stores reach the backing file (MAP_SHARED),
-# as on pmem. A boot on another kernel or CPU sets boot_kernel, boot_kver,
-# boot_initrd and boot_cpu around its call (the mce boot).
+# as on pmem. A boot on another kernel, CPU or machine sets boot_kernel,
+# boot_kver, boot_initrd, boot_cpu and boot_machine (instead of
+# pc,nvdimm=on) around its call (the mce and cxl boots).
 boot() {
 	name=$1 seconds=$2 machine=$3 append=$4
 	shift 4
@@ -186,7 +192,7 @@ boot() {
 	echo "check-kernel: boot '$name' (${boot_kver:-$kver} under QEMU, $accel)"
 	set +e
 	timeout -k 10 "$seconds" "$qemu" -accel "$accel" -cpu "${boot_cpu:-$cpu}" -smp "$smp" \
-		-machine "pc,nvdimm=on$machine" -m 1G,slots=4,maxmem=8G \
+		-machine "${boot_machine:-pc,nvdimm=on}$machine" -m 1G,slots=4,maxmem=8G \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$dir/console.log" -serial "file:$dir/tap.log" \
 		"$@" -kernel "${boot_kernel:-$kernel}" -initrd "${boot_initrd:-$work/initramfs.cpio}" \
@@ -306,6 +312,36 @@ for persistence in cpu:cpu_cache mem-ctrl:memory_controller; do
 done
 rm -f "$work/nvdimm-domain.img"
 unset boot_initrd
+
+# --- cxl: a CXL memory device's persistent memory -------------------------
+
+# The boot cxl (tests/kernel/stage-cxl.sh): a q35 machine with CXL, one
+# host bridge (pxb-cxl) with two root ports and, behind the first, a
+# type-3 memory device whose persistent memory (512 MiB, a multiple of
+# the 256 MiB the region's decoders need) and label storage area are
+# fresh sparse files each run (a label area an earlier boot wrote brings
+# the region up disabled), and a fixed memory window of 4 GiB routed to
+# the host bridge. The second root port, empty, is not decoration: with a
+# single port the kernel (6.1) treats the host bridge as pass-through and
+# never programs its decoder, while QEMU (7.2) routes the window only
+# through that decoder, so region, labels and namespaces all succeed and
+# every store is lost. The guest loads the CXL drivers and makes the
+# region itself: no nd region exists at boot (ntmem.regions=0). QEMU 7.2
+# names the device's persistent backend memdev (8.0 persistent-memdev).
+# Short, as the domain boots.
+backing "$work/cxl-pmem0.img" 512M
+backing "$work/cxl-lsa0.img" 128K
+boot_initrd=$work/initramfs-small.cpio boot_machine=q35,cxl=on
+boot cxl $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
+	"ntmem.stage=cxl ntmem.regions=0" \
+	-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
+	-object "memory-backend-file,id=cxl-lsa0,share=on,mem-path=$work/cxl-lsa0.img,size=128K" \
+	-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
+	-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
+	-device cxl-rp,port=1,bus=cxl.1,id=cxl_rp1,chassis=0,slot=3 \
+	-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
+unset boot_initrd boot_machine
+rm -f "$work/cxl-pmem0.img" "$work/cxl-lsa0.img"
 
 # --- mce: a machine check's media error on devdax ------------------------
 

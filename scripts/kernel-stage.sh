@@ -8,7 +8,8 @@
 # root privileges:
 #
 #   /init, /stage*.sh, /tap.sh   tests/kernel/init.sh, the stages
-#                       (stage.sh, stage-domain.sh, stage-mce.sh) and
+#                       (stage.sh, stage-domain.sh, stage-mce.sh,
+#                       stage-cxl.sh) and
 #                       what they share
 #   /bin/busybox        Debian's busybox-static: the shell and every tool
 #   ndctl, mke2fs, mkfs.xfs   and their shared libraries
@@ -87,10 +88,11 @@ copy_elf() {
 
 cp "$busybox" "$root/bin/busybox"
 cp "$src/tests/kernel/init.sh" "$root/init"
-for f in stage.sh stage-domain.sh stage-mce.sh tap.sh; do
+for f in stage.sh stage-domain.sh stage-mce.sh stage-cxl.sh tap.sh; do
 	cp "$src/tests/kernel/$f" "$root/$f"
 done
-chmod 755 "$root/init" "$root/stage.sh" "$root/stage-domain.sh" "$root/stage-mce.sh"
+chmod 755 "$root/init" "$root/stage.sh" "$root/stage-domain.sh" "$root/stage-mce.sh" \
+	"$root/stage-cxl.sh"
 
 # The system's tools the checks use. /usr/sbin is not on every user's PATH.
 PATH=$PATH:/usr/sbin:/sbin
@@ -98,6 +100,13 @@ for tool in ndctl mke2fs mkfs.xfs; do
 	path=$(command -v "$tool") || die "$tool not found (scripts/install-deps.sh kernel)"
 	copy_elf "$path" "/bin/$tool"
 done
+# cxl (ndctl's package) makes the CXL boot's region: where it is missing
+# that boot's checks report it.
+if path=$(command -v cxl); then
+	copy_elf "$path" /bin/cxl
+else
+	echo "kernel-stage: note: cxl not found (ndctl): the CXL boot cannot make a region" >&2
+fi
 ln -s mke2fs "$root/bin/mkfs.ext4"
 [ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$root/etc/"
 
@@ -163,6 +172,11 @@ want="nfit nd_pmem nd_btt dax_pmem device_dax virtio_pci virtio_pmem xfs"
 if grep -q '/crc32c_generic\.ko[.a-z]*:' "$mods/modules.dep"; then
 	want="$want crc32c_generic"
 fi
+# The CXL boot's drivers (tests/kernel/stage-cxl.sh), where the kernel
+# builds them as modules (cxl_core and cxl_port are built in here).
+for m in cxl_acpi cxl_pci cxl_mem cxl_pmem; do
+	grep -q "/$m\.ko[.a-z]*:" "$mods/modules.dep" && want="$want $m"
+done
 paths=$(awk -v want="$want" '
 	{ sub(/:$/, "", $1); dep[$1] = $0 }
 	{ n = $1; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); byname[n] = $1 }

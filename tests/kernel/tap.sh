@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 #
 # tap.sh - what every stage of make check-kernel's guest shares, sourced
-# by tests/kernel/stage.sh and tests/kernel/stage-domain.sh: the TAP
+# by tests/kernel/stage.sh and the other stages (stage-*.sh): the TAP
 # lines of a check (result, check, check_words, check_fails, skip, todo),
 # the run's closing lines (finish), the nd buses and regions (bus_of,
-# region_of), namespaces made with ndctl (make_ns, ns_check), the
+# region_of), namespaces made with ndctl (make_ns, ns_check), PMDK's
+# libpmem program on both libpmems (pmem_checks), the
 # checker's mutation proof (checker_mutants), DAX file systems (mkfs_ext4,
 # mounted), the libpmem2 program on both libraries (pmem2_checks) and
 # where the project's programs are.
@@ -168,13 +169,37 @@ region_of() {
 
 # make_ns REGION ARGS...: namespaceR.0 of REGION recreated with ndctl in
 # the mode ARGS give; $dev is then its device (/dev/pmemN or /dev/daxN.M).
+# On a region with labels (a CXL region's) namespaceR.0 is at first a
+# seed of no size, which cannot be reconfigured: it is made on the region
+# then, and takes the seed's name.
 make_ns() {
-	ns=namespace${1#region}.0
+	ns_region=$1 ns=namespace${1#region}.0
 	shift
 	dev=
-	run ndctl create-namespace -f -e "$ns" "$@" || return 1
+	if [ "$(cat "/sys/bus/nd/devices/$ns/size" 2>/dev/null)" = 0 ]; then
+		run ndctl create-namespace -r "$ns_region" "$@" || return 1
+	else
+		run ndctl create-namespace -f -e "$ns" "$@" || return 1
+	fi
 	name=$(sed -n 's/.*"\(blockdev\|chardev\)":"\([^"]*\)".*/\2/p' "$out" | head -n 1)
 	[ -n "$name" ] && dev=/dev/$name && [ -e "$dev" ]
+}
+
+# pmem_checks WHERE PATH PMDK DROPIN [TODO]: the PMDK program on PATH,
+# without PMEM_IS_PMEM_FORCE, reports is_pmem PMDK on Debian's libpmem and
+# DROPIN on ntmem's drop-in (the check marked TODO when given).
+pmem_checks() {
+	if [ ! -x "$PMEM_PROBE" ]; then
+		skip "$1: PMDK program on both libpmems" "kernel_pmem_probe not built (libpmem-dev)"
+		return
+	fi
+	check_words "$1: Debian's libpmem says is_pmem $3" \
+		"is_pmem=$3 pmem_is_pmem=$3 lib=$DEBIAN_LIBPMEM" \
+		env -u PMEM_IS_PMEM_FORCE "$PMEM_PROBE" "$2"
+	[ -n "${5:-}" ] && todo "$5"
+	check_words "$1: ntmem's drop-in says is_pmem $4" \
+		"is_pmem=$4 pmem_is_pmem=$4 lib=$DROPIN/libpmem.so.1" \
+		env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$DROPIN" "$PMEM_PROBE" "$2"
 }
 
 # ns_check WHAT REGION ARGS...: make_ns as a check.
