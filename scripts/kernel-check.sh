@@ -5,7 +5,7 @@
 #                 [--accel auto|kvm|tcg] [--boots NAME,...] [--full]
 #                 - make check-kernel: ntmem on a
 # real Linux kernel's DAX stack. Debian's kernel under QEMU, booted
-# five times:
+# six times:
 #
 #   guest       a label-less NVDIMM (1 GiB), a virtio-pmem device (512 MiB)
 #               and an NVDIMM with a label area (256 MiB, label-size=128K),
@@ -21,6 +21,8 @@
 #               and a label area behind the first: the guest loads the
 #               CXL drivers, makes a pmem region with cxl(1) and runs
 #               tests/kernel/stage-cxl.sh on its namespaces
+#   cxl-one-port  the same with one root port, whose stores are lost:
+#               ntmem must refuse to lay out a BTT there
 #   mce         one NVDIMM, on Debian's generic kernel (the cloud kernel
 #               has no machine-check support): the host injects machine
 #               checks through QEMU's monitor where the guest asks, and
@@ -339,6 +341,18 @@ boot cxl $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
 	-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
 	-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
 	-device cxl-rp,port=1,bus=cxl.1,id=cxl_rp1,chassis=0,slot=3 \
+	-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
+# The same with one root port (cxl-one-port): the guest makes the region
+# and a namespace, which succeed, and checks that a store does not read
+# back and that ntmem refuses to lay out a BTT there.
+backing "$work/cxl-pmem0.img" 512M
+backing "$work/cxl-lsa0.img" 128K
+boot cxl-one-port $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
+	"ntmem.stage=cxl ntmem.regions=0 ntmem.cxl_ports=1" \
+	-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
+	-object "memory-backend-file,id=cxl-lsa0,share=on,mem-path=$work/cxl-lsa0.img,size=128K" \
+	-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
+	-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
 	-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
 unset boot_initrd boot_machine
 rm -f "$work/cxl-pmem0.img" "$work/cxl-lsa0.img"

@@ -29,7 +29,8 @@
  *   kernel_ns_probe btt-read DEV OFF LBASIZE LBA SEED
  *                                ntm_btt_open() at byte OFF of the raw
  *                                block device DEV (mapped through its
- *                                page cache, persisted with msync): lay
+ *                                page cache, persisted with msync; or a
+ *                                Device DAX, persisted by the CPU): lay
  *                                out a BTT and write the pattern to LBA,
  *                                or open the BTT there and compare LBA
  *                                with the pattern (exit 3 when it
@@ -53,6 +54,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <ntmem.h>
@@ -276,11 +279,45 @@ static int msync_range(void *arg, const void *p, size_t n)
 }
 
 /* A raw block device mapped whole: 0, or 1 with a message. */
+/* A Device DAX's size, as sysfs gives it; 0 when it does not. */
+static uint64_t devdax_size(int fd)
+{
+	char path[64];
+	unsigned long long v = 0;
+	struct stat st;
+	FILE *f;
+
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/size", major(st.st_rdev),
+		 minor(st.st_rdev));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static bool is_devdax(const char *dev)
+{
+	int fd = open(dev, O_RDONLY | O_CLOEXEC);
+	bool dax = fd >= 0 && devdax_size(fd) != 0;
+
+	if (fd >= 0)
+		close(fd);
+	return dax;
+}
+
+/* A block device (its size by ioctl) or a Device DAX, mapped whole. */
 static int map_device(const char *dev, unsigned char **base, uint64_t *size)
 {
 	int fd = open(dev, O_RDWR | O_CLOEXEC);
 
-	if (fd < 0 || ioctl(fd, BLKGETSIZE64, size)) {
+	if (fd >= 0 && (*size = devdax_size(fd)) != 0)
+		;	/* a Device DAX */
+	else if (fd < 0 || ioctl(fd, BLKGETSIZE64, size)) {
 		fprintf(stderr, "kernel_ns_probe: %s: %s\n", dev, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -340,6 +377,8 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 	}
 	if (map_device(dev, &base, &size))
 		return 1;
+	if (is_devdax(dev))
+		c.persist = NULL;	/* no page cache: the CPU persists */
 	if (off >= size) {
 		fprintf(stderr, "kernel_ns_probe: %s: offset past the end\n", dev);
 		munmap(base, size);

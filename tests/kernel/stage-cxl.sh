@@ -13,19 +13,24 @@
 #   region appears on (provider CXL) and its persistence domain, as the
 #   kernel shows it and as ntmem info reports it, with the CXL region,
 #   its interleave and its memory device; a devdax namespace
-#   (align 2 MiB) and an fsdax one with ext4 -o dax and xfs -o dax on it:
+#   (align 2 MiB, with ntmem's BTT laid out on it, written and read back
+#   opened again) and an fsdax one with ext4 -o dax and xfs -o dax on it:
 #   ntm_ns_open()'s kind and domain, a persisted pattern read back
 #   through another mapping (the check that a region's stores reach the
 #   device), PMDK's program on Debian's libpmem and on the drop-in
 #   (is_pmem 1 without PMEM_IS_PMEM_FORCE), the libpmem2 program on both
 #   libraries, and ntmem check on a corpus program and its fixed twin.
 #
+# With ntmem.cxl_ports=1 (the boot cxl-one-port) the host bridge has one
+# root port: the region and a devdax namespace are made without an error,
+# a persisted pattern does not read back, and ntmem refuses to lay out a
+# BTT there, naming why.
+#
 # TAP as in tests/kernel/stage.sh.
 
 . /tap.sh
 
-# The region's persistence domain the kernel gives a CXL region (6.1:
-# the memory controller; a platform with GPF would make it the CPU's).
+# Nothing of CXL is there before its drivers are loaded here.
 echo "# CXL: $(cat /sys/bus/cxl/devices/*/uevent 2>/dev/null | grep -c DEVTYPE) cxl devices before the drivers load"
 
 for m in cxl_acpi cxl_pci cxl_mem cxl_pmem; do
@@ -62,6 +67,21 @@ if [ -z "${region:-}" ]; then
 	exit 1
 fi
 domain=$(cat "/sys/bus/nd/devices/$region/persistence_domain" 2>/dev/null)
+# ntmem.cxl_ports=1: the host bridge has one root port (the boot
+# cxl-one-port), whose memory QEMU 7.2 and Linux 6.1 lose together:
+# everything seems to be made, and no store reaches the device.
+if [ "$(sed -n 's/.*ntmem\.cxl_ports=\([0-9]*\).*/\1/p' /proc/cmdline)" = 1 ]; then
+	ns_check "one root port: a devdax namespace is made as if all were well" \
+		"$region" -m devdax -a 2M || { finish; exit 0; }
+	run "$PROBE" write "$dev"
+	result "$([ $? -ne 0 ] && echo 0 || echo 1)" \
+		"one root port: a pattern written and persisted does not read back"
+	show "$err" 3
+	check_fails "one root port: ntmem refuses to lay out a BTT whose info block does not read back" \
+		"does not read back" "$PROBE" btt-write "$dev" 0 4096 7 22
+	finish
+	exit 0
+fi
 echo "# nd region $region on $cxl_bus, persistence_domain '$domain'"
 check "the kernel names $region's persistence domain (memory_controller or cpu_cache)" \
 	grep -qxE 'memory_controller|cpu_cache' "/sys/bus/nd/devices/$region/persistence_domain"
@@ -99,6 +119,10 @@ if ns_check "devdax namespace, align 2M" "$region" -m devdax -a 2M; then
 		"kind=devdax cpu_durable=1 domain=$domain" "$PROBE" info "$dev"
 	check "devdax: a pattern persisted and read back" "$PROBE" write "$dev"
 	pmem_checks devdax "$dev" 1 1
+	check_words "devdax: ntmem lays out a BTT (4096-byte blocks), block 7 written" \
+		"written=1" "$PROBE" btt-write "$dev" 0 4096 7 22
+	check_words "devdax: the BTT opened again reads block 7 back" \
+		"read_back=1" "$PROBE" btt-read "$dev" 0 4096 7 22
 fi
 
 mkdir -p "$MNT"
