@@ -330,10 +330,11 @@ unset boot_initrd
 # every store is lost. The guest loads the CXL drivers and makes the
 # region itself: no nd region exists at boot (ntmem.regions=0). QEMU 7.2
 # names the device's persistent backend memdev (8.0 persistent-memdev).
-# Short, as the domain boots.
+# Short, as the domain boots, with the main boot's image (pmempool reads
+# the libpmemobj pools there).
 backing "$work/cxl-pmem0.img" 512M
 backing "$work/cxl-lsa0.img" 128K
-boot_initrd=$work/initramfs-small.cpio boot_machine=q35,cxl=on
+boot_machine=q35,cxl=on
 boot cxl $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
 	"ntmem.stage=cxl ntmem.regions=0" \
 	-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
@@ -345,6 +346,7 @@ boot cxl $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
 # The same with one root port (cxl-one-port): the guest makes the region
 # and a namespace, which succeed, and checks that a store does not read
 # back and that ntmem refuses to lay out a BTT there.
+boot_initrd=$work/initramfs-small.cpio
 backing "$work/cxl-pmem0.img" 512M
 backing "$work/cxl-lsa0.img" 128K
 boot cxl-one-port $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \

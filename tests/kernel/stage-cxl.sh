@@ -12,14 +12,17 @@
 #   the memory device and its region (cxl create-region); the nd bus the
 #   region appears on (provider CXL) and its persistence domain, as the
 #   kernel shows it and as ntmem info reports it, with the CXL region,
-#   its interleave and its memory device; a devdax namespace
+#   its interleave and its memory device; a sector namespace, whose
+#   BTT 2.0 the kernel and ntmem each read of the other; a devdax namespace
 #   (align 2 MiB, with ntmem's BTT laid out on it, written and read back
 #   opened again) and an fsdax one with ext4 -o dax and xfs -o dax on it:
 #   ntm_ns_open()'s kind and domain, a persisted pattern read back
 #   through another mapping (the check that a region's stores reach the
 #   device), PMDK's program on Debian's libpmem and on the drop-in
 #   (is_pmem 1 without PMEM_IS_PMEM_FORCE), the libpmem2 program on both
-#   libraries, and ntmem check on a corpus program and its fixed twin.
+#   libraries, Debian's libpmemobj on both libpmems, the kernel's memmap
+#   line beside ntmem bench memmap --device (devdax), and ntmem check on
+#   a corpus program and its fixed twin.
 #
 # With ntmem.cxl_ports=1 (the boot cxl-one-port) the host bridge has one
 # root port: the region and a devdax namespace are made without an error,
@@ -114,11 +117,18 @@ checker() {
 	echo "# missing_flush: exit $bug_st, missing_flush_fixed: exit $fixed_st"
 }
 
+# The kernel writes v1.2 labels on the device's label area: its BTT is
+# 2.0, at the namespace's first byte.
+btt_interop "sector (labels v1.2)" "$region" 0 2.0
+
+seen=$(memmap_lines)
 if ns_check "devdax namespace, align 2M" "$region" -m devdax -a 2M; then
 	check_words "devdax: ntm_ns_open says kind devdax, domain $domain" \
 		"kind=devdax cpu_durable=1 domain=$domain" "$PROBE" info "$dev"
 	check "devdax: a pattern persisted and read back" "$PROBE" write "$dev"
 	pmem_checks devdax "$dev" 1 1
+	memmap_seed devdax "$seen" "$dev"
+	obj_checks devdax "$dev" 0
 	check_words "devdax: ntmem lays out a BTT (4096-byte blocks), block 7 written" \
 		"written=1" "$PROBE" btt-write "$dev" 0 4096 7 22
 	check_words "devdax: the BTT opened again reads block 7 back" \
@@ -136,6 +146,7 @@ if ns_check "fsdax namespace" "$region" -m fsdax; then
 		check "ext4 dax: a pattern persisted and read back" "$PROBE" write "$f"
 		pmem_checks "ext4 dax" "$f" 1 1
 		pmem2_checks "ext4 dax" "$f" "granularity=CACHE_LINE deep_flush=0"
+		obj_checks "ext4 dax" "$MNT/obj" 8388608
 		mkdir -p "$MNT/corpus"
 		checker "ext4 dax" "$MNT/corpus"
 		umount "$MNT"

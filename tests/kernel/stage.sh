@@ -104,34 +104,6 @@ fs_checks() {
 	fi
 }
 
-# The kernel's memmap_init_zone_device lines so far (init.sh turned them on).
-MEMMAP_LINE="memmap_init_zone_device initialised"
-memmap_lines() { dmesg | grep -c "$MEMMAP_LINE"; }
-
-# memmap_seed WHAT SEEN TARGET: the seeds' experiment on one namespace:
-# the kernel's memmap_init_zone_device line for it (the first after SEEN
-# lines) beside ntmem bench memmap --device TARGET (the namespace's devdax
-# device, or a file on its file system). Under TCG neither time is
-# performance; the point is that both ran on the same real namespace.
-# $mm_kernel and $mm_ntmem are then the two page counts, and
-# $S/memmap.out the bench's output.
-memmap_seed() {
-	kline=$(dmesg | grep "$MEMMAP_LINE" | tail -n +"$(($2 + 1))" | head -n 1)
-	kline=${kline#*] }
-	run "$NTMEM" bench memmap --device "$3" --layout 64 --strategy fixed --runs 1 --no-pmdk
-	st=$?
-	nline=$(grep "^$MEMMAP_LINE" "$out" | head -n 1)
-	[ "$st" -eq 0 ] && [ -n "$kline" ] && [ -n "$nline" ]
-	result $? "$1: the kernel's memmap init line and ntmem bench memmap --device on it"
-	echo "# kernel (this namespace): ${kline:-no line in dmesg}"
-	echo "# ntmem ($3): ${nline:-none}"
-	echo "# (under TCG the times are not performance: both ran on this namespace)"
-	[ "$st" -eq 0 ] || { echo "# exit $st"; show "$err"; }
-	mm_kernel=$(echo "$kline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
-	mm_ntmem=$(echo "$nline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
-	cp "$out" $S/memmap.out
-}
-
 # bad_sector_checks: a page marked bad in the block device's list
 # (/sys/block/pmemN/badblocks takes "SECTOR COUNT", in 512-byte sectors)
 # under the first page of a file on the DAX file system mounted on $MNT,
@@ -245,66 +217,6 @@ checker_devdax_2m() {
 	[ "$st" -eq 4 ] || { said "$st" "ntmem check"; show "$err" 8; }
 }
 
-# obj_checks WHERE POOL SIZE: Debian's libpmemobj on both libpmems,
-# without PMEM_IS_PMEM_FORCE: a pool at POOL (a new file of SIZE bytes,
-# or a devdax device with SIZE 0: the whole device, its first 2 MiB
-# zeroed first as pmemblk_checks does) made with libpmemobj on one
-# libpmem, a transaction committed and one aborted there; the contents
-# verified and pmemobj_check() on the other (not of a device dax:
-# PMDK's check maps privately). LD_LIBRARY_PATH=$DROPIN puts the drop-in
-# under libpmemobj (libpmem.so.1 is its dependency, not the probe's):
-# the probe prints which libpmem.so.1 answered. libpmemobj decides on its
-# own that the pool is pmem (a device dax, a MAP_SYNC mapping): on both,
-# pool_is_pmem=1. Then pmempool info and check (Debian's pmdk-tools) of
-# the pool the drop-in made.
-OBJ_PROBE=$P/tests/kernel/kernel_obj_probe
-OBJ_VALUE=value=0x6e746d656d6f626a
-obj_checks() {
-	if [ ! -x "$OBJ_PROBE" ]; then
-		skip "$1: libpmemobj pools on both libpmems" "kernel_obj_probe not built (libpmemobj-dev)"
-		return
-	fi
-	for maker in drop-in debian; do
-		if [ $maker = drop-in ]; then
-			mk="the drop-in" mk_path=$DROPIN mk_lib=$DROPIN/libpmem.so.1
-			rd="Debian's libpmem" rd_path='' rd_lib=$DEBIAN_LIBPMEM
-		else
-			mk="Debian's libpmem" mk_path='' mk_lib=$DEBIAN_LIBPMEM
-			rd="the drop-in" rd_path=$DROPIN rd_lib=$DROPIN/libpmem.so.1
-		fi
-		if [ "$3" = 0 ]; then
-			"$PROBE" zero "$2" 2097152 >/dev/null
-		else
-			rm -f "$2"
-		fi
-		check_words "$1: libpmemobj on $mk makes a pool (pmem), commits, aborts" \
-			"aborted=1 $OBJ_VALUE items=1 pool_is_pmem=1 lib=$mk_lib" \
-			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$mk_path" "$OBJ_PROBE" create "$2" "$3" ||
-			continue
-		check_words "$1: libpmemobj on $rd opens the pool made on $mk, as committed" \
-			"$OBJ_VALUE items=1 pool_is_pmem=1 lib=$rd_lib" \
-			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" verify "$2"
-		if [ "$3" = 0 ]; then
-			skip "$1: pmemobj_check() on $rd of the pool made on $mk" \
-				"PMDK's check maps the pool privately, which device dax refuses"
-		else
-			check_words "$1: pmemobj_check() on $rd finds the pool made on $mk consistent" \
-				"consistent=1 lib=$rd_lib" \
-				env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" check "$2"
-		fi
-		[ $maker = drop-in ] || continue
-		if ! command -v pmempool >/dev/null; then
-			skip "$1: pmempool of the pool made on the drop-in" "pmempool not in the guest (pmdk-tools)"
-			continue
-		fi
-		check_words "$1: pmempool info reads the pool made on the drop-in" \
-			"PMEMOBJ ntmem_kernel_obj clean" env -u PMEM_IS_PMEM_FORCE pmempool info "$2"
-		grep -E "^(Signature|Layout|Last shutdown|Heap size) " "$out" | sed 's/^/# /'
-		check_words "$1: pmempool check finds the pool made on the drop-in consistent" "$2: consistent" \
-			env -u PMEM_IS_PMEM_FORCE pmempool check -v "$2"
-		tail -n 1 "$out" | sed 's/^/# /'
-	done
-}
 
 # checker_fio WHAT: Debian's unmodified fio, its libpmem engine, under
 # ntmem check on a file of the DAX file system mounted on $MNT, without
@@ -580,19 +492,6 @@ ns0=namespace${nfit_region#region}.0
 raw_dev=/dev/pmem${nfit_region#region}
 sector_dev=${raw_dev}s
 
-# force_raw 0|1 [NAMESPACE]: the namespace (default the label-less
-# NVDIMM's) re-enabled with force_raw so.
-force_raw() {
-	ndctl disable-namespace "${2:-$ns0}" >/dev/null 2>&1 &&
-		echo "$1" >"/sys/bus/nd/devices/${2:-$ns0}/force_raw" &&
-		ndctl enable-namespace "${2:-$ns0}" >/dev/null 2>&1
-}
-
-# blockdev_of NAMESPACE: its block device, as ndctl lists it.
-blockdev_of() {
-	ndctl list -n "$1" | sed -n 's/.*"blockdev":"\([^"]*\)".*/\/dev\/\1/p' | head -n 1
-}
-
 # kernel_btt_to_ntmem LBASIZE: the kernel's BTT (a sector namespace), its
 # last block written with dd, read by ntm_btt_open() at offset 4096 of
 # the raw namespace; and at offset 0, where no BTT starts.
@@ -637,51 +536,17 @@ for lbasize in 4096 512; do
 done
 
 # labelled_btt VERSION OFFSET BTT_VERSION: namespace labels of VERSION on the
-# labelled NVDIMM (ndctl init-labels), a sector namespace made on them,
-# its last block written with dd and read by ntm_btt_open() at OFFSET of
-# the raw namespace: the kernel puts a BTT 1.1 at 4096 on v1.1 labels
-# (parent_uuid the namespace's uuid), a BTT 2.0 at 0 on v1.2. Then the
-# other way: ntmem lays a BTT out at OFFSET, its parent the namespace,
-# writes block 7, and the kernel, the namespace enabled as it was, must
-# read it. BTT_VERSION is the version the labels call for: the kernel's
-# BTT has it, and ntmem lays it out (PROBE_BTT_VERSION).
+# labelled NVDIMM (ndctl init-labels), then btt_interop on them: the
+# kernel puts a BTT 1.1 at 4096 on v1.1 labels (parent_uuid the
+# namespace's uuid), a BTT 2.0 at 0 on v1.2. BTT_VERSION is the version
+# the labels call for: the kernel's BTT has it, and ntmem lays it out
+# (PROBE_BTT_VERSION).
 labelled_btt() {
 	nmem=$(cut -d, -f1 "/sys/bus/nd/devices/$label_region/mapping0")
 	check "labels v$1: ndctl init-labels -V $1 $nmem" sh -c \
 		"ndctl disable-region $label_region && ndctl init-labels -f -V $1 $nmem &&
 		 ndctl enable-region $label_region" || return
-	run ndctl create-namespace -r "$label_region" -m sector -l 4096
-	st=$?
-	lns=$(sed -n 's/.*"dev":"\(namespace[^"]*\)".*/\1/p' "$out" | head -n 1)
-	dev=$(sed -n 's/.*"blockdev":"\([^"]*\)".*/\/dev\/\1/p' "$out" | head -n 1)
-	[ "$st" -eq 0 ] && [ -n "$lns" ] && [ -b "$dev" ]
-	result $? "labels v$1: a sector namespace (4096) made: ${lns:-none} ${dev:-}" ||
-		{ show "$out"; show "$err"; return; }
-	sdev=$dev
-	nlba=$(($(cat "/sys/block/${dev#/dev/}/size") * 512 / 4096))
-	lba=$((nlba - 1))
-	"$PROBE" pattern 4096 23 >$S/want
-	check "labels v$1: block $lba written through $dev" \
-		dd if=$S/want of="$dev" bs=4096 seek="$lba" count=1 conv=fsync
-	check "labels v$1: $lns re-enabled raw (force_raw)" force_raw 1 "$lns" || return
-	raw=$(blockdev_of "$lns")
-	check_words "labels v$1: ntm_btt_open at $2 reads block $lba of the kernel's BTT $3, sees $nlba blocks" \
-		"read_back=1 version=$3 lbasize=4096 nlba=$nlba" \
-		"$PROBE" btt-read "$raw" "$2" 4096 "$lba" 23
-	PROBE_BTT_VERSION=$3
-	export PROBE_BTT_VERSION
-	check_words "labels v$1: ntmem lays a BTT $3 out at $2 of $raw, block 7 written" \
-		"written=1 version=$3" \
-		"$PROBE" btt-write "$raw" "$2" 4096 7 24 "$(cat "/sys/bus/nd/devices/$lns/uuid")"
-	unset PROBE_BTT_VERSION
-	"$PROBE" pattern 4096 24 >$S/want
-	check "labels v$1: the kernel, $lns enabled again, reads block 7 as ntmem wrote it" \
-		sh -c "ndctl disable-namespace $lns && echo 0 >/sys/bus/nd/devices/$lns/force_raw &&
-		       ndctl enable-namespace $lns && [ -b $sdev ] &&
-		       dd if=$sdev of=$S/got bs=4096 skip=7 count=1 && cmp $S/want $S/got"
-	ndctl disable-namespace "$lns" >/dev/null 2>&1
-	echo 0 >"/sys/bus/nd/devices/$lns/force_raw"
-	ndctl destroy-namespace -f "$lns" >/dev/null 2>&1
+	btt_interop "labels v$1" "$label_region" "$2" "$3"
 }
 
 labelled_btt 1.1 4096 1.1

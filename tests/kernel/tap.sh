@@ -5,7 +5,9 @@
 # lines of a check (result, check, check_words, check_fails, skip, todo),
 # the run's closing lines (finish), the nd buses and regions (bus_of,
 # region_of), namespaces made with ndctl (make_ns, ns_check), PMDK's
-# libpmem program on both libpmems (pmem_checks), the
+# libpmem program on both libpmems (pmem_checks), libpmemobj pools on both
+# (obj_checks), the seeds' memmap experiment on a namespace (memmap_seed),
+# the kernel's BTT and ntmem's on a sector namespace (btt_interop), the
 # checker's mutation proof (checker_mutants), DAX file systems (mkfs_ext4,
 # mounted), the libpmem2 program on both libraries (pmem2_checks) and
 # where the project's programs are.
@@ -170,13 +172,14 @@ region_of() {
 # make_ns REGION ARGS...: namespaceR.0 of REGION recreated with ndctl in
 # the mode ARGS give; $dev is then its device (/dev/pmemN or /dev/daxN.M).
 # On a region with labels (a CXL region's) namespaceR.0 is at first a
-# seed of no size, which cannot be reconfigured: it is made on the region
-# then, and takes the seed's name.
+# seed of no size, or gone once destroyed, and cannot be reconfigured: it
+# is made on the region then, and takes the seed's name.
 make_ns() {
 	ns_region=$1 ns=namespace${1#region}.0
 	shift
 	dev=
-	if [ "$(cat "/sys/bus/nd/devices/$ns/size" 2>/dev/null)" = 0 ]; then
+	ns_size=$(cat "/sys/bus/nd/devices/$ns/size" 2>/dev/null)
+	if [ "${ns_size:-0}" = 0 ]; then
 		run ndctl create-namespace -r "$ns_region" "$@" || return 1
 	else
 		run ndctl create-namespace -f -e "$ns" "$@" || return 1
@@ -200,6 +203,151 @@ pmem_checks() {
 	check_words "$1: ntmem's drop-in says is_pmem $4" \
 		"is_pmem=$4 pmem_is_pmem=$4 lib=$DROPIN/libpmem.so.1" \
 		env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$DROPIN" "$PMEM_PROBE" "$2"
+}
+
+# The kernel's memmap_init_zone_device lines so far (init.sh turned them on).
+MEMMAP_LINE="memmap_init_zone_device initialised"
+memmap_lines() { dmesg | grep -c "$MEMMAP_LINE"; }
+
+# memmap_seed WHAT SEEN TARGET: the seeds' experiment on one namespace:
+# the kernel's memmap_init_zone_device line for it (the first after SEEN
+# lines) beside ntmem bench memmap --device TARGET (the namespace's devdax
+# device, or a file on its file system). Under TCG neither time is
+# performance; the point is that both ran on the same real namespace.
+# $mm_kernel and $mm_ntmem are then the two page counts, and
+# $S/memmap.out the bench's output.
+memmap_seed() {
+	kline=$(dmesg | grep "$MEMMAP_LINE" | tail -n +"$(($2 + 1))" | head -n 1)
+	kline=${kline#*] }
+	run "$NTMEM" bench memmap --device "$3" --layout 64 --strategy fixed --runs 1 --no-pmdk
+	st=$?
+	nline=$(grep "^$MEMMAP_LINE" "$out" | head -n 1)
+	[ "$st" -eq 0 ] && [ -n "$kline" ] && [ -n "$nline" ]
+	result $? "$1: the kernel's memmap init line and ntmem bench memmap --device on it"
+	echo "# kernel (this namespace): ${kline:-no line in dmesg}"
+	echo "# ntmem ($3): ${nline:-none}"
+	echo "# (under TCG the times are not performance: both ran on this namespace)"
+	[ "$st" -eq 0 ] || { echo "# exit $st"; show "$err"; }
+	mm_kernel=$(echo "$kline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
+	mm_ntmem=$(echo "$nline" | sed -n 's/.*initialised \([0-9]*\) pages.*/\1/p')
+	cp "$out" $S/memmap.out
+}
+
+# obj_checks WHERE POOL SIZE: Debian's libpmemobj on both libpmems,
+# without PMEM_IS_PMEM_FORCE: a pool at POOL (a new file of SIZE bytes,
+# or a devdax device with SIZE 0: the whole device, its first 2 MiB
+# zeroed first as pmemblk_checks does) made with libpmemobj on one
+# libpmem, a transaction committed and one aborted there; the contents
+# verified and pmemobj_check() on the other (not of a device dax:
+# PMDK's check maps privately). LD_LIBRARY_PATH=$DROPIN puts the drop-in
+# under libpmemobj (libpmem.so.1 is its dependency, not the probe's):
+# the probe prints which libpmem.so.1 answered. libpmemobj decides on its
+# own that the pool is pmem (a device dax, a MAP_SYNC mapping): on both,
+# pool_is_pmem=1. Then pmempool info and check (Debian's pmdk-tools) of
+# the pool the drop-in made.
+OBJ_PROBE=$P/tests/kernel/kernel_obj_probe
+OBJ_VALUE=value=0x6e746d656d6f626a
+obj_checks() {
+	if [ ! -x "$OBJ_PROBE" ]; then
+		skip "$1: libpmemobj pools on both libpmems" "kernel_obj_probe not built (libpmemobj-dev)"
+		return
+	fi
+	for maker in drop-in debian; do
+		if [ $maker = drop-in ]; then
+			mk="the drop-in" mk_path=$DROPIN mk_lib=$DROPIN/libpmem.so.1
+			rd="Debian's libpmem" rd_path='' rd_lib=$DEBIAN_LIBPMEM
+		else
+			mk="Debian's libpmem" mk_path='' mk_lib=$DEBIAN_LIBPMEM
+			rd="the drop-in" rd_path=$DROPIN rd_lib=$DROPIN/libpmem.so.1
+		fi
+		if [ "$3" = 0 ]; then
+			"$PROBE" zero "$2" 2097152 >/dev/null
+		else
+			rm -f "$2"
+		fi
+		check_words "$1: libpmemobj on $mk makes a pool (pmem), commits, aborts" \
+			"aborted=1 $OBJ_VALUE items=1 pool_is_pmem=1 lib=$mk_lib" \
+			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$mk_path" "$OBJ_PROBE" create "$2" "$3" ||
+			continue
+		check_words "$1: libpmemobj on $rd opens the pool made on $mk, as committed" \
+			"$OBJ_VALUE items=1 pool_is_pmem=1 lib=$rd_lib" \
+			env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" verify "$2"
+		if [ "$3" = 0 ]; then
+			skip "$1: pmemobj_check() on $rd of the pool made on $mk" \
+				"PMDK's check maps the pool privately, which device dax refuses"
+		else
+			check_words "$1: pmemobj_check() on $rd finds the pool made on $mk consistent" \
+				"consistent=1 lib=$rd_lib" \
+				env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$rd_path" "$OBJ_PROBE" check "$2"
+		fi
+		[ $maker = drop-in ] || continue
+		if ! command -v pmempool >/dev/null; then
+			skip "$1: pmempool of the pool made on the drop-in" "pmempool not in the guest (pmdk-tools)"
+			continue
+		fi
+		check_words "$1: pmempool info reads the pool made on the drop-in" \
+			"PMEMOBJ ntmem_kernel_obj clean" env -u PMEM_IS_PMEM_FORCE pmempool info "$2"
+		grep -E "^(Signature|Layout|Last shutdown|Heap size) " "$out" | sed 's/^/# /'
+		check_words "$1: pmempool check finds the pool made on the drop-in consistent" "$2: consistent" \
+			env -u PMEM_IS_PMEM_FORCE pmempool check -v "$2"
+		tail -n 1 "$out" | sed 's/^/# /'
+	done
+}
+
+# force_raw 0|1 [NAMESPACE]: the namespace (default the label-less
+# NVDIMM's) re-enabled with force_raw so.
+force_raw() {
+	ndctl disable-namespace "${2:-$ns0}" >/dev/null 2>&1 &&
+		echo "$1" >"/sys/bus/nd/devices/${2:-$ns0}/force_raw" &&
+		ndctl enable-namespace "${2:-$ns0}" >/dev/null 2>&1
+}
+
+# blockdev_of NAMESPACE: its block device, as ndctl lists it.
+blockdev_of() {
+	ndctl list -n "$1" | sed -n 's/.*"blockdev":"\([^"]*\)".*/\/dev\/\1/p' | head -n 1
+}
+
+# btt_interop WHAT REGION OFFSET BTT_VERSION: a sector namespace (4096)
+# made on REGION (which has labels), its last block written with dd and
+# read by ntm_btt_open() at OFFSET of the namespace re-enabled raw
+# (force_raw); then the other way: ntmem lays a BTT out at OFFSET, its
+# parent the namespace, writes block 7, and the kernel, the namespace
+# enabled as it was, must read it. The kernel's BTT is BTT_VERSION, and
+# ntmem lays that version out (PROBE_BTT_VERSION). The namespace is
+# destroyed after.
+btt_interop() {
+	run ndctl create-namespace -r "$2" -m sector -l 4096
+	st=$?
+	lns=$(sed -n 's/.*"dev":"\(namespace[^"]*\)".*/\1/p' "$out" | head -n 1)
+	dev=$(sed -n 's/.*"blockdev":"\([^"]*\)".*/\/dev\/\1/p' "$out" | head -n 1)
+	[ "$st" -eq 0 ] && [ -n "$lns" ] && [ -b "$dev" ]
+	result $? "$1: a sector namespace (4096) made: ${lns:-none} ${dev:-}" ||
+		{ show "$out"; show "$err"; return; }
+	sdev=$dev
+	nlba=$(($(cat "/sys/block/${dev#/dev/}/size") * 512 / 4096))
+	lba=$((nlba - 1))
+	"$PROBE" pattern 4096 23 >$S/want
+	check "$1: block $lba written through $dev" \
+		dd if=$S/want of="$dev" bs=4096 seek="$lba" count=1 conv=fsync
+	check "$1: $lns re-enabled raw (force_raw)" force_raw 1 "$lns" || return
+	raw=$(blockdev_of "$lns")
+	check_words "$1: ntm_btt_open at $3 reads block $lba of the kernel's BTT $4, sees $nlba blocks" \
+		"read_back=1 version=$4 lbasize=4096 nlba=$nlba" \
+		"$PROBE" btt-read "$raw" "$3" 4096 "$lba" 23
+	PROBE_BTT_VERSION=$4
+	export PROBE_BTT_VERSION
+	check_words "$1: ntmem lays a BTT $4 out at $3 of $raw, block 7 written" \
+		"written=1 version=$4" \
+		"$PROBE" btt-write "$raw" "$3" 4096 7 24 "$(cat "/sys/bus/nd/devices/$lns/uuid")"
+	unset PROBE_BTT_VERSION
+	"$PROBE" pattern 4096 24 >$S/want
+	check "$1: the kernel, $lns enabled again, reads block 7 as ntmem wrote it" \
+		sh -c "ndctl disable-namespace $lns && echo 0 >/sys/bus/nd/devices/$lns/force_raw &&
+		       ndctl enable-namespace $lns && [ -b $sdev ] &&
+		       dd if=$sdev of=$S/got bs=4096 skip=7 count=1 && cmp $S/want $S/got"
+	ndctl disable-namespace "$lns" >/dev/null 2>&1
+	echo 0 >"/sys/bus/nd/devices/$lns/force_raw"
+	ndctl destroy-namespace -f "$lns" >/dev/null 2>&1
 }
 
 # ns_check WHAT REGION ARGS...: make_ns as a check.
