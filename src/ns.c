@@ -54,6 +54,10 @@ struct ntm_ns {
 	 */
 	bool async;
 	char region[32];
+	/* The nd region under a devdax or fsdax namespace, as sysfs said at
+	 * open (ntm_ns_region()); on_region false when there is none. */
+	bool on_region;
+	struct ntm_nd_region nd_region;
 	/*
 	 * A temporary namespace's file, which has no name left to open it
 	 * by; -1 for every other namespace, which keeps no descriptor (a
@@ -309,6 +313,10 @@ static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
 					     ns->kind == NTM_NS_DEVDAX ?
 						st->st_rdev : st->st_dev,
 					     ns->kind == NTM_NS_DEVDAX, &r);
+		if (found > 0) {
+			ns->on_region = true;
+			ns->nd_region = r;
+		}
 		if (found > 0 && r.async) {
 			ns->async = true;
 			snprintf(ns->region, sizeof(ns->region), "%s", r.name);
@@ -862,4 +870,18 @@ int ntm_ns_reserve(const struct ntm_ns *ns, size_t off, size_t n,
 	if (fd != ns->fd)
 		close(fd);
 	return ret;
+}
+
+int ntm_ns_region(const struct ntm_ns *ns, struct ntm_nd_region *out)
+{
+	if (!ns)
+		return ntm_error(-EINVAL, "ns: NULL");
+	if (!out)
+		return ntm_error(-EINVAL, "out: NULL");
+	if (!ns->on_region) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	*out = ns->nd_region;
+	return 1;
 }

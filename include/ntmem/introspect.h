@@ -143,6 +143,22 @@ int ntm_introspect_regions(const char *sysfs_root,
 			   int (*fn)(void *arg, const struct ntm_nd_region *region),
 			   void *arg);
 
+struct ntm_ns;
+
+/**
+ * ntm_ns_region() - the nd region under a namespace, as sysfs described
+ * it when the namespace was opened (ntm_introspect_regions()'s fields,
+ * the CXL region behind a CXL bus's region included)
+ * @ns:  an open namespace
+ * @out: filled with the region; zeroed when there is none
+ *
+ * Return: 1 for a devdax or fsdax namespace whose nd region sysfs names;
+ * 0 for one it does not and for every other kind (a file, an emulated
+ * namespace, anonymous memory); -EINVAL when @ns or @out is NULL (@out
+ * is then untouched).
+ */
+int ntm_ns_region(const struct ntm_ns *ns, struct ntm_nd_region *out);
+
 /**
  * ntm_introspect_badblocks() - the media errors under a devdax device or
  * a file on an fsdax file system, as ntm_blk_open() loads them

@@ -6,7 +6,8 @@
  * command, so a shell check can match the words it cares about:
  *
  *   kernel_ns_probe info PATH    ntm_ns_open(): kind, size, alignment,
- *                                cpu_durable, persistence domain
+ *                                cpu_durable, persistence domain, and
+ *                                ntm_ns_region()'s region (its CXL one)
  *   kernel_ns_probe write PATH   a pattern over the first 4 KiB with
  *                                ntm_memcpy_flush(), ntm_ns_persist(),
  *                                then opened again and compared
@@ -59,6 +60,7 @@
 #include <unistd.h>
 
 #include <ntmem.h>
+#include <ntmem/introspect.h>
 
 #define PROBE_LEN 4096
 
@@ -72,14 +74,23 @@ static int fail(const char *what, int ret)
 static int info(const char *path)
 {
 	struct ntm_ns *ns;
+	struct ntm_nd_region r;
 	int ret = ntm_ns_open(&ns, path, 0);
 
 	if (ret)
 		return fail("open", ret);
-	printf("path=%s kind=%s size=%zu align=%zu cpu_durable=%d domain=%s\n",
+	printf("path=%s kind=%s size=%zu align=%zu cpu_durable=%d domain=%s",
 	       path, ntm_ns_kind_name(ntm_ns_kind(ns)), ntm_ns_size(ns),
 	       ntm_ns_align(ns), ntm_ns_cpu_durable(ns),
 	       ntm_persist_domain_name(ntm_ns_persist_domain(ns)));
+	/* The nd region under it, and the CXL region behind that. */
+	if (ntm_ns_region(ns, &r) == 1) {
+		printf(" region=%s provider=%s", r.name, r.provider);
+		if (r.cxl_region[0])
+			printf(" cxl_region=%s cxl_ways=%u cxl_memdevs=%s",
+			       r.cxl_region, r.cxl_ways, r.cxl_memdevs);
+	}
+	printf("\n");
 	ntm_ns_close(ns);
 	return 0;
 }

@@ -16,7 +16,8 @@
 #   BTT 2.0 the kernel and ntmem each read of the other; a devdax namespace
 #   (align 2 MiB, with ntmem's BTT laid out on it, written and read back
 #   opened again) and an fsdax one with ext4 -o dax and xfs -o dax on it:
-#   ntm_ns_open()'s kind and domain, a persisted pattern read back
+#   ntm_ns_open()'s kind and domain and ntm_ns_region()'s regions, a
+#   persisted pattern read back
 #   through another mapping (the check that a region's stores reach the
 #   device), PMDK's program on Debian's libpmem and on the drop-in
 #   (is_pmem 1 without PMEM_IS_PMEM_FORCE), the libpmem2 program on both
@@ -123,8 +124,9 @@ btt_interop "sector (labels v1.2)" "$region" 0 2.0
 
 seen=$(memmap_lines)
 if ns_check "devdax namespace, align 2M" "$region" -m devdax -a 2M; then
-	check_words "devdax: ntm_ns_open says kind devdax, domain $domain" \
-		"kind=devdax cpu_durable=1 domain=$domain" "$PROBE" info "$dev"
+	check_words "devdax: ntm_ns_open says kind devdax, domain $domain; ntm_ns_region its CXL region" \
+		"kind=devdax cpu_durable=1 domain=$domain region=$region provider=CXL cxl_region=$cxl_region cxl_ways=1 cxl_memdevs=mem0" \
+		"$PROBE" info "$dev"
 	check "devdax: a pattern persisted and read back" "$PROBE" write "$dev"
 	pmem_checks devdax "$dev" 1 1
 	memmap_seed devdax "$seen" "$dev"
@@ -141,8 +143,9 @@ if ns_check "fsdax namespace" "$region" -m fsdax; then
 	if mounted ext4 dax "$dev"; then
 		f=$MNT/cxl
 		check "ext4 dax: a 4 MiB file" dd if=/dev/zero of="$f" bs=1M count=4
-		check_words "ext4 dax: ntm_ns_open says kind fsdax, domain $domain" \
-			"kind=fsdax cpu_durable=1 domain=$domain" "$PROBE" info "$f"
+		check_words "ext4 dax: ntm_ns_open says kind fsdax, domain $domain; ntm_ns_region its CXL region" \
+			"kind=fsdax cpu_durable=1 domain=$domain region=$region provider=CXL cxl_region=$cxl_region" \
+			"$PROBE" info "$f"
 		check "ext4 dax: a pattern persisted and read back" "$PROBE" write "$f"
 		pmem_checks "ext4 dax" "$f" 1 1
 		pmem2_checks "ext4 dax" "$f" "granularity=CACHE_LINE deep_flush=0"

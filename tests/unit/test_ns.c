@@ -88,6 +88,7 @@
 #include <linux/magic.h>
 
 #include <ntmem.h>
+#include <ntmem/introspect.h>
 #include "ns_internal.h"
 #include "../lib/testutil.h"
 
@@ -894,6 +895,7 @@ static void test_emulated_tmpfs(void **state)
 	snprintf(path, sizeof(path), "/dev/shm/ntmem-test-ns-%d", (int)getpid());
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ntm_ns *ns = NULL;
+		struct ntm_nd_region r;
 		unsigned char *base;
 
 		assert_int_equal(ntm_ns_create(&ns, path, 4 * MiB, PG,
@@ -901,6 +903,16 @@ static void test_emulated_tmpfs(void **state)
 					       NTM_NS_TEMPORARY), 0);
 		assert_int_equal(ntm_ns_kind(ns), cases[i].kind);
 		assert_int_equal(ntm_ns_cpu_durable(ns), cases[i].durable);
+		/* A file on tmpfs has no nd region under it. */
+		memset(&r, 0xff, sizeof(r));
+		assert_int_equal(ntm_ns_region(ns, &r), 0);
+		assert_string_equal(r.name, "");
+		assert_string_equal(r.cxl_region, "");
+		assert_int_equal(r.cxl_ways, 0);
+		assert_int_equal(ntm_ns_region(NULL, &r), -EINVAL);
+		assert_non_null(strstr(ntm_errmsg(), "ns"));
+		assert_int_equal(ntm_ns_region(ns, NULL), -EINVAL);
+		assert_non_null(strstr(ntm_errmsg(), "out"));
 		base = ntm_ns_base(ns);
 		memset(base, 0x5a, 2 * PG);
 		assert_int_equal(ntm_ns_persist(ns, base, 2 * PG), 0);
@@ -920,6 +932,7 @@ static void test_emulated_dax(void **state)
 	};
 	char ddir[128], path[160];
 	struct ntm_ns *ns = NULL;
+	struct ntm_nd_region r;
 	int ret;
 
 	(void)state;
@@ -931,6 +944,9 @@ static void test_emulated_dax(void **state)
 	assert_int_equal(ntm_ns_create(&ns, path, 4 * MiB, PG, NTM_NS_EMULATE), 0);
 	assert_int_equal(ntm_ns_kind(ns), NTM_NS_FSDAX);
 	assert_true(ntm_ns_cpu_durable(ns));
+	/* The file system's pmem device is on an nd region. */
+	assert_int_equal(ntm_ns_region(ns, &r), 1);
+	assert_memory_equal(r.name, "region", 6);
 	memset(ntm_ns_base(ns), 0x5d, PG);
 	assert_int_equal(ntm_ns_persist(ns, ntm_ns_base(ns), PG), 0);
 	ntm_ns_close(ns);
