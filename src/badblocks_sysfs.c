@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "badblocks.h"
+#include "persist_domain.h"	/* ntm_sysfs_read_u64() */
 
 #define SECTOR 512u
 
@@ -61,23 +62,6 @@ int ntm_badblocks_translate(const char *text, uint64_t region_start,
 		if (ret)
 			return ret;
 	}
-	return 0;
-}
-
-/* The first number in @path (hex with 0x, or decimal); 0 or -errno. */
-static int read_u64(const char *path, uint64_t *out)
-{
-	FILE *f = fopen(path, "r");
-	unsigned long long v;
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%lli", (long long *)&v) == 1;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	*out = v;
 	return 0;
 }
 
@@ -109,7 +93,7 @@ int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
 
 	snprintf(path, sizeof(path), "%s/dev/char/%u:%u/resource", root,
 		 major(rdev), minor(rdev));
-	if (read_u64(path, &dev_start))
+	if (ntm_sysfs_read_u64(path, &dev_start))
 		return 0;	/* no physical address: nothing to match */
 	snprintf(path, sizeof(path), "%s/bus/nd/devices", root);
 	d = opendir(path);
@@ -123,11 +107,11 @@ int ntm_badblocks_devdax(const char *root, dev_t rdev, uint64_t dev_size,
 			continue;
 		snprintf(path, sizeof(path), "%s/bus/nd/devices/%s/resource",
 			 root, e->d_name);
-		if (read_u64(path, &start))
+		if (ntm_sysfs_read_u64(path, &start))
 			continue;
 		snprintf(path, sizeof(path), "%s/bus/nd/devices/%s/size", root,
 			 e->d_name);
-		if (read_u64(path, &size) || dev_start < start ||
+		if (ntm_sysfs_read_u64(path, &size) || dev_start < start ||
 		    dev_start >= start + size)
 			continue;
 		snprintf(path, sizeof(path), "%s/bus/nd/devices/%s/badblocks",
@@ -268,7 +252,7 @@ int ntm_badblocks_fsdax(const char *root, int fd, uint64_t file_size,
 	snprintf(list, sizeof(list), "%s/partition", dev_path);
 	if (access(list, F_OK) == 0) {
 		snprintf(list, sizeof(list), "%s/start", dev_path);
-		if (read_u64(list, &part_start))
+		if (ntm_sysfs_read_u64(list, &part_start))
 			return 0;
 		*strrchr(dev_path, '/') = '\0';
 	}

@@ -31,33 +31,16 @@ static void copy_cut(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-/* The number in the attribute at @path (decimal or 0x hex), or @dflt. */
-static uint64_t read_number(const char *path, uint64_t dflt)
-{
-	char buf[64], *end;
-	FILE *f = fopen(path, "re");
-	uint64_t v;
-
-	if (!f)
-		return dflt;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return dflt;
-	}
-	fclose(f);
-	v = strtoull(buf, &end, 0);
-	return end == buf ? dflt : v;
-}
-
 /* @name's attribute @attr under @root/bus/@bus/devices. */
 static uint64_t attr(const char *root, const char *bus, const char *name,
 		     const char *attr_name, uint64_t dflt)
 {
 	char path[PATH_MAX];
+	uint64_t v;
 
 	snprintf(path, sizeof(path), "%s/bus/%s/devices/%s/%s", root, bus, name,
 		 attr_name);
-	return read_number(path, dflt);
+	return ntm_sysfs_read_u64(path, &v) ? dflt : v;
 }
 
 /* The memory device behind endpoint decoder @decoder ("decoder2.0"), or

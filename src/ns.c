@@ -74,27 +74,6 @@ static bool is_pow2(size_t x)
 	return x && !(x & (x - 1));
 }
 
-/* Read one unsigned number from a sysfs file; 0 or -errno. */
-static int sysfs_read_u64(const char *path, uint64_t *out)
-{
-	char buf[64];
-	FILE *f = fopen(path, "r");
-	int ret = -EINVAL;
-
-	if (!f)
-		return -errno;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *end;
-
-		errno = 0;
-		*out = strtoull(buf, &end, 0);
-		if (!errno && end != buf)
-			ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
 /*
  * Map @len bytes of @fd (or anonymous memory when @fd < 0) where PMDK
  * places a pool or a pmem_map_file() mapping: len + A bytes of address
@@ -252,13 +231,13 @@ static int devdax_geometry(const char *path, dev_t rdev, size_t *size,
 				 "not a dax device", path);
 	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/size", major(rdev),
 		 minor(rdev));
-	ret = sysfs_read_u64(sys, &v);
+	ret = ntm_sysfs_read_u64(sys, &v);
 	if (ret)
 		return ntm_error(ret, "path '%s': cannot read %s", path, sys);
 	*size = v;
 	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/align", major(rdev),
 		 minor(rdev));
-	*align = sysfs_read_u64(sys, &v) == 0 && is_pow2(v) ? v : HUGE_2M;
+	*align = ntm_sysfs_read_u64(sys, &v) == 0 && is_pow2(v) ? v : HUGE_2M;
 	return 0;
 }
 

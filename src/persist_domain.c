@@ -138,6 +138,26 @@ int ntm_persist_domain_regions(const char *root,
 	return ret ? ret : n;
 }
 
+int ntm_sysfs_read_u64(const char *path, uint64_t *out)
+{
+	char buf[64];
+	FILE *f = fopen(path, "r");
+	int ret = -EINVAL;
+
+	if (!f)
+		return -errno;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *end;
+
+		errno = 0;
+		*out = strtoull(buf, &end, 0);
+		if (!errno && end != buf)
+			ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
 /* The first line of @path into @buf ("" when it cannot be read). */
 static void read_line(const char *path, char *buf, size_t len)
 {

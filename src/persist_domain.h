@@ -7,6 +7,7 @@
 #define NTMEM_PERSIST_DOMAIN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "ntmem/introspect.h"	/* struct ntm_nd_region */
@@ -24,6 +25,13 @@ extern const char *ntm_sysfs_root;
  * empty; a negative errno when the attribute cannot be read.
  */
 int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
+
+/*
+ * The number a sysfs attribute starts with (decimal, or hex with 0x as
+ * resource attributes print it) into *@out: 0, or -errno (-EINVAL when
+ * the file holds no number; *@out is then untouched or meaningless).
+ */
+int ntm_sysfs_read_u64(const char *path, uint64_t *out);
 
 /* Region @name under @root into @out; its bus's files may be missing. */
 void ntm_nd_region_read(const char *root, const char *name,
