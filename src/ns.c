@@ -48,15 +48,12 @@ struct ntm_ns {
 	/* cpu_cache: persisting only fences; read on each call (settable) */
 	enum ntm_persist_domain domain;
 	/*
-	 * On an asynchronous nd region (virtio-pmem): no write-back makes a
-	 * store durable, only a flush request to the host, sent through the
-	 * region's deep_flush attribute (named here).
+	 * The nd region under a devdax or fsdax namespace, as sysfs said at
+	 * open (ntm_ns_region()); all zero when there is none. On an
+	 * asynchronous one (virtio-pmem: nd_region.async) no write-back makes
+	 * a store durable, only a flush request to the host, sent through the
+	 * region's deep_flush attribute.
 	 */
-	bool async;
-	char region[32];
-	/* The nd region under a devdax or fsdax namespace, as sysfs said at
-	 * open (ntm_ns_region()); on_region false when there is none. */
-	bool on_region;
 	struct ntm_nd_region nd_region;
 	/*
 	 * A temporary namespace's file, which has no name left to open it
@@ -275,7 +272,7 @@ static int map_file(struct ntm_ns *ns, int fd, size_t size, size_t align,
  * device or file. The override wins, so a platform sysfs misreports can be
  * corrected, or an emulated namespace made to stand in for eADR pmem.
  * Whatever the override says, a devdax or fsdax namespace on an
- * asynchronous region is marked so (@ns->async): no domain makes a store
+ * asynchronous region is marked so (@ns->nd_region): no domain makes a store
  * there durable without the host.
  */
 static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
@@ -292,14 +289,8 @@ static enum ntm_persist_domain initial_domain(struct ntm_ns *ns,
 					     ns->kind == NTM_NS_DEVDAX ?
 						st->st_rdev : st->st_dev,
 					     ns->kind == NTM_NS_DEVDAX, &r);
-		if (found > 0) {
-			ns->on_region = true;
+		if (found > 0)
 			ns->nd_region = r;
-		}
-		if (found > 0 && r.async) {
-			ns->async = true;
-			snprintf(ns->region, sizeof(ns->region), "%s", r.name);
-		}
 		if (over != NTM_PERSIST_NONE)
 			return over;
 		/* Unreadable: write back, which is never wrong. */
@@ -611,7 +602,7 @@ const char *ntm_ns_kind_name(enum ntm_ns_kind kind)
 
 bool ntm_ns_cpu_durable(const struct ntm_ns *ns)
 {
-	if (ns->async)
+	if (ns->nd_region.async)
 		return false;	/* the host's page cache holds the stores */
 	return ns->kind == NTM_NS_DEVDAX || ns->kind == NTM_NS_FSDAX ||
 	       (ns->kind == NTM_NS_EMULATED && ns->cache_is_media);
@@ -659,7 +650,7 @@ static bool page_cached(const struct ntm_ns *ns)
 
 bool ntm_ns_persist_beyond_cpu(const struct ntm_ns *ns)
 {
-	return page_cached(ns) || ns->async;
+	return page_cached(ns) || ns->nd_region.async;
 }
 
 /*
@@ -691,21 +682,21 @@ static void watch_map(const struct ntm_ns *ns)
  */
 static int host_flush(const struct ntm_ns *ns, const void *p, size_t n)
 {
-	int ret = ntm_nd_region_deep_flush(ntm_sysfs_root, ns->region);
+	int ret = ntm_nd_region_deep_flush(ntm_sysfs_root, ns->nd_region.name);
 
 	if (ret == -EOPNOTSUPP)
 		return ntm_error(ret, "range %p+%zu: namespace '%s' is on an "
 				 "asynchronous region (%s, virtio-pmem): only the "
 				 "host makes writes durable, and a devdax device "
 				 "has no durable path to it (no fsync, no "
-				 "deep_flush)", p, n, ns->path, ns->region);
+				 "deep_flush)", p, n, ns->path, ns->nd_region.name);
 	if (ret)
 		return ntm_error(ret, "range %p+%zu: namespace '%s' is on an "
 				 "asynchronous region (%s, virtio-pmem): only the "
 				 "host makes writes durable, and "
 				 "%s/bus/nd/devices/%s/deep_flush cannot ask it",
-				 p, n, ns->path, ns->region, ntm_sysfs_root,
-				 ns->region);
+				 p, n, ns->path, ns->nd_region.name, ntm_sysfs_root,
+				 ns->nd_region.name);
 	return 0;
 }
 
@@ -736,9 +727,9 @@ static int persist(const struct ntm_ns *ns, const void *p, size_t n,
 		ntm_flush_lines(p, n);
 	/* Orders the write-backs and NT stores before what follows. */
 	ntm_arch_drain();
-	if (ns->async && ns->kind == NTM_NS_DEVDAX)
+	if (ns->nd_region.async && ns->kind == NTM_NS_DEVDAX)
 		return host_flush(ns, p, n);
-	if (page_cached(ns) || ns->async) {
+	if (page_cached(ns) || ns->nd_region.async) {
 		uintptr_t start = a & ~(uintptr_t)(PAGE - 1);
 
 		if (msync((void *)start, a + n - start, MS_SYNC))
@@ -857,7 +848,7 @@ int ntm_ns_region(const struct ntm_ns *ns, struct ntm_nd_region *out)
 		return ntm_error(-EINVAL, "ns: NULL");
 	if (!out)
 		return ntm_error(-EINVAL, "out: NULL");
-	if (!ns->on_region) {
+	if (!ns->nd_region.name[0]) {
 		memset(out, 0, sizeof(*out));
 		return 0;
 	}
