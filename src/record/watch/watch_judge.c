@@ -417,7 +417,7 @@ void watch_page_judge(struct wpage *wp, struct bad_list *bl)
 
 static bool keep_warm(struct wpage *wp, bool unchanged)
 {
-	if (!(wp->meta || wp->hot) || !wp->writable)
+	if (!(wp->meta || watch_page_hot(wp)) || !wp->writable)
 		return false;
 	if (!wp->warm) {
 		if (watch_warm_pages >= MAX_WARM)

@@ -46,7 +46,6 @@ int watch_page_dirty(struct wrange *r, uintptr_t a, void *const *frames,
 		wp->range = r;
 		wp->list = LIST_NONE;
 		wp->meta = watch_page_is_meta(r, a);
-		wp->hot = watch_slot_at(r, a)->settled >= HOT_AFTER;
 		wp->warm = false;
 		wp->nframes = nframes;
 		memcpy(wp->frames, frames, sizeof(void *) * (size_t)nframes);

@@ -61,7 +61,6 @@ struct wpage {
 	uint32_t thread;	/* the thread that last made it writable */
 	bool writable;		/* not write-protected: stores go unseen */
 	bool meta;		/* all libpmemobj's metadata (its lanes...) */
-	bool hot;		/* found durable HOT_AFTER times before */
 	bool warm;		/* meta or hot, kept writable across fences */
 	uint8_t idle;		/* warm: fences since it last changed */
 	uint8_t list;		/* enum page_list */
@@ -275,6 +274,15 @@ static inline struct wslot *watch_slot_at(const struct wrange *r, uintptr_t a)
 static inline struct wpage **watch_slot_of(const struct wrange *r, uintptr_t a)
 {
 	return &watch_slot_at(r, a)->page;
+}
+
+/*
+ * Whether @wp's page is hot (HOT_AFTER): its slot counts only the records
+ * freed as durable, so the answer stays the same while @wp lives.
+ */
+static inline bool watch_page_hot(const struct wpage *wp)
+{
+	return watch_slot_at(wp->range, wp->addr)->settled >= HOT_AFTER;
 }
 
 /* The list a page of @r goes on once it is stored to. */

@@ -245,7 +245,8 @@ static void tx_fold_all(void)
 
 		/* Not a hot page (watch_state.h): it would fault in every
 		 * transaction; its first store stays libpmemobj's. */
-		if (tp->lib && !tp->reprotected && wp && wp->writable && !wp->hot) {
+		if (tp->lib && !tp->reprotected && wp && wp->writable &&
+		    !watch_page_hot(wp)) {
 			watch_page_protect(wp);
 			tp->reprotected = true;
 		}
