@@ -332,32 +332,34 @@ unset boot_initrd
 # names the device's persistent backend memdev (8.0 persistent-memdev).
 # Short, as the domain boots, with the main boot's image (pmempool reads
 # the libpmemobj pools there).
-backing "$work/cxl-pmem0.img" 512M
-backing "$work/cxl-lsa0.img" 128K
-boot_machine=q35,cxl=on
-boot cxl $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
-	"ntmem.stage=cxl ntmem.regions=0" \
-	-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
-	-object "memory-backend-file,id=cxl-lsa0,share=on,mem-path=$work/cxl-lsa0.img,size=128K" \
-	-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
-	-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
-	-device cxl-rp,port=1,bus=cxl.1,id=cxl_rp1,chassis=0,slot=3 \
-	-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
-# The same with one root port (cxl-one-port): the guest makes the region
-# and a namespace, which succeed, and checks that a store does not read
-# back and that ntmem refuses to lay out a BTT there.
+# cxl_boot NAME PORTS APPEND: that machine with PORTS root ports (1 or 2),
+# the device behind the first, fresh backing files.
+cxl_boot() {
+	backing "$work/cxl-pmem0.img" 512M
+	backing "$work/cxl-lsa0.img" 128K
+	second_port=
+	[ "$2" = 2 ] && second_port="-device cxl-rp,port=1,bus=cxl.1,id=cxl_rp1,chassis=0,slot=3"
+	boot_machine=q35,cxl=on
+	# shellcheck disable=SC2086 # $second_port: one device's two words, or none
+	boot "$1" $((timeout / 4 + 60)) \
+		",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
+		"ntmem.stage=cxl ntmem.regions=0 $3" \
+		-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
+		-object "memory-backend-file,id=cxl-lsa0,share=on,mem-path=$work/cxl-lsa0.img,size=128K" \
+		-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
+		-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
+		$second_port \
+		-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
+	unset boot_machine
+	rm -f "$work/cxl-pmem0.img" "$work/cxl-lsa0.img"
+}
+cxl_boot cxl 2 ""
+# The same with one root port (cxl-one-port, the small image): the guest
+# makes the region and a namespace, which succeed, and checks that a
+# store does not read back and that ntmem refuses to lay out a BTT there.
 boot_initrd=$work/initramfs-small.cpio
-backing "$work/cxl-pmem0.img" 512M
-backing "$work/cxl-lsa0.img" 128K
-boot cxl-one-port $((timeout / 4 + 60)) ",cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G" \
-	"ntmem.stage=cxl ntmem.regions=0 ntmem.cxl_ports=1" \
-	-object "memory-backend-file,id=cxl-mem0,share=on,mem-path=$work/cxl-pmem0.img,size=512M" \
-	-object "memory-backend-file,id=cxl-lsa0,share=on,mem-path=$work/cxl-lsa0.img,size=128K" \
-	-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
-	-device cxl-rp,port=0,bus=cxl.1,id=cxl_rp0,chassis=0,slot=2 \
-	-device cxl-type3,bus=cxl_rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
-unset boot_initrd boot_machine
-rm -f "$work/cxl-pmem0.img" "$work/cxl-lsa0.img"
+cxl_boot cxl-one-port 1 ntmem.cxl_ports=1
+unset boot_initrd
 
 # --- mce: a machine check's media error on devdax ------------------------
 

@@ -311,24 +311,15 @@ static uint64_t devdax_size(int fd)
 	return v;
 }
 
-static bool is_devdax(const char *dev)
-{
-	int fd = open(dev, O_RDONLY | O_CLOEXEC);
-	bool dax = fd >= 0 && devdax_size(fd) != 0;
-
-	if (fd >= 0)
-		close(fd);
-	return dax;
-}
-
-/* A block device (its size by ioctl) or a Device DAX, mapped whole. */
-static int map_device(const char *dev, unsigned char **base, uint64_t *size)
+/* A block device (its size by ioctl) or a Device DAX (*@dax), mapped
+ * whole. */
+static int map_device(const char *dev, unsigned char **base, uint64_t *size,
+		      bool *dax)
 {
 	int fd = open(dev, O_RDWR | O_CLOEXEC);
 
-	if (fd >= 0 && (*size = devdax_size(fd)) != 0)
-		;	/* a Device DAX */
-	else if (fd < 0 || ioctl(fd, BLKGETSIZE64, size)) {
+	*dax = fd >= 0 && (*size = devdax_size(fd)) != 0;
+	if (!*dax && (fd < 0 || ioctl(fd, BLKGETSIZE64, size))) {
 		fprintf(stderr, "kernel_ns_probe: %s: %s\n", dev, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -375,6 +366,7 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 	uint64_t size;
 	unsigned lane;
 	int ret, status = 0;
+	bool dax;
 	const char *version = getenv("PROBE_BTT_VERSION");
 
 	if (version && !strcmp(version, "2.0"))
@@ -386,9 +378,9 @@ static int btt_raw(bool write, const char *dev, uint64_t off, uint32_t lbasize,
 		}
 		c.parent_uuid = parent_uuid;
 	}
-	if (map_device(dev, &base, &size))
+	if (map_device(dev, &base, &size, &dax))
 		return 1;
-	if (is_devdax(dev))
+	if (dax)
 		c.persist = NULL;	/* no page cache: the CPU persists */
 	if (off >= size) {
 		fprintf(stderr, "kernel_ns_probe: %s: offset past the end\n", dev);
