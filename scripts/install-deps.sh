@@ -15,6 +15,8 @@
 #                                   what make check-deb needs
 #   scripts/install-deps.sh kernel  build + QEMU, a Debian kernel and the
 #                                   guest's tools (make check-kernel)
+#   scripts/install-deps.sh ceph    build + Ceph's monitor, manager, OSD
+#                                   and tools (make check-ceph)
 #
 # As root it runs apt-get; otherwise it prints the command to run and fails.
 # On a system without dpkg it only checks that the commands exist.
@@ -78,6 +80,13 @@ deb_pkgs="debhelper dpkg-dev lintian mandoc libpmem-dev libpmemblk-dev libpmemob
 # among them a PMDK program built against libpmem-dev (in the check set).
 kernel_pkgs="qemu-system-x86 linux-image-cloud-amd64 ndctl e2fsprogs xfsprogs busybox-static kmod"
 
+# make check-ceph (scripts/check-ceph.sh): a one-host Ceph cluster whose
+# OSDs keep BlueStore on ntmem's libpmem and on PMDK's (libpmem1, which
+# ceph-osd links). ceph-mgr: without a manager no placement group state
+# is reported, and the script waits for them to be active and clean.
+# ceph-common: the ceph, rados and ceph-authtool commands.
+ceph_pkgs="ceph-mon ceph-mgr ceph-osd ceph-common libpmem1"
+
 # The mce boot of make check-kernel injects a machine check, and the cloud
 # kernel is built without CONFIG_X86_MCE: it boots Debian's generic
 # kernel (the package linux-image-amd64 depends on), unpacked with dpkg -x
@@ -136,8 +145,9 @@ fuzz) want="$build_pkgs $fuzz_pkgs" ;;
 bench) want="$build_pkgs $bench_pkgs" ;;
 deb) want="$build_pkgs $deb_pkgs" ;;
 kernel) want="$build_pkgs $kernel_pkgs" ;;
+ceph) want="$build_pkgs $ceph_pkgs" ;;
 *)
-	echo "usage: $0 build|check|fuzz|bench|deb|kernel" >&2
+	echo "usage: $0 build|check|fuzz|bench|deb|kernel|ceph" >&2
 	exit 2
 	;;
 esac
