@@ -197,6 +197,22 @@ void bench_progress_done(void)
 		fprintf(stderr, "\r\033[K");
 }
 
+void bench_limit_note(struct bench_limit_range *lr, double gbps)
+{
+	if (lr->lo == 0 || gbps < lr->lo)
+		lr->lo = gbps;
+	if (gbps > lr->hi)
+		lr->hi = gbps;
+}
+
+const char *bench_limit_verdict(const struct bench_limit_range *lr)
+{
+	return lr->hi > BENCH_LIMIT_STEADY * lr->lo
+		       ? "; the machine's write speed moved during the run: "
+			 "rerun before trusting the verdicts"
+		       : " (steady)";
+}
+
 const struct ntm_variant *bench_widest_variant(void)
 {
 	const struct ntm_variant *best = ntm_variant_at(0);

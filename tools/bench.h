@@ -60,6 +60,24 @@ struct ntm_variant;
 const struct ntm_variant *bench_widest_variant(void);
 
 /*
+ * The streaming limit's speed over a run's groups (each times it): its
+ * spread says whether the machine wrote at one speed all run long. On a
+ * shared VM it does not always: an EPYC VM's limit fell from 35 to 19-21
+ * GB/s for minutes while the cached copies kept their speed, and the NT
+ * rows of those groups rose to 1.4-1.7x glibc. A steady run of the same
+ * machine kept the limit's group medians within 8%, so a spread of more
+ * than BENCH_LIMIT_STEADY says the groups' ratios were measured on
+ * different machines, in effect, and a verdict over them should be rerun.
+ */
+#define BENCH_LIMIT_STEADY 1.15
+struct bench_limit_range {
+	double lo, hi;	/* GB/s; 0 before the first group */
+};
+void bench_limit_note(struct bench_limit_range *lr, double gbps);
+/* "; the machine's write speed moved ...: rerun ..." or " (steady)". */
+const char *bench_limit_verdict(const struct bench_limit_range *lr);
+
+/*
  * What a run will write before it writes it: a run that does not fit
  * would die of SIGBUS (a full tmpfs under a mapping) or be killed for
  * memory part way, so it is refused up front instead.

@@ -368,27 +368,8 @@ static void note_worst(struct worst *w, double ratio, const char *sname,
 
 /*
  * The streaming limit's speed over the groups of 64 bytes and up (each
- * writes --total bytes): every group times it, so its spread says
- * whether the machine wrote at one speed all run long.
- * On a shared VM it does not always: an EPYC VM's limit fell from 35 to
- * 19-21 GB/s for minutes while the cached copies kept their speed, and
- * the NT rows of those groups rose to 1.4-1.7x glibc. A steady run of the
- * same machine kept the limit's group medians within 8%, so a spread of
- * more than NTM_LIMIT_STEADY says the groups' ratios were measured on
- * different machines, in effect, and the verdicts should be rerun.
+ * writes --total bytes): bench_limit_note(), bench.h.
  */
-#define NTM_LIMIT_STEADY 1.15
-struct limit_range {
-	double lo, hi;	/* GB/s; 0 before the first group */
-};
-
-static void note_limit(struct limit_range *lr, double gbps)
-{
-	if (lr->lo == 0 || gbps < lr->lo)
-		lr->lo = gbps;
-	if (gbps > lr->hi)
-		lr->hi = gbps;
-}
 
 /* pmem2 over pmem2-pmdk, worst and best over every group. */
 struct pmem2_verdict {
@@ -623,7 +604,7 @@ static int run(const struct options *o)
 	struct peer_pmem2 p2_ntmem, p2_pmdk;
 	struct report rep;
 	struct verdict verdict = { { 0, "" }, { 0, "" } };
-	struct limit_range limit = { 0, 0 };
+	struct bench_limit_range limit = { 0, 0 };
 	struct pmem2_verdict pv = { { 0, "" }, { 0, "" } };
 	struct call_cost cost = { .n = 0 };
 	size_t max_size = 0, dst_len, src_len;
@@ -705,7 +686,7 @@ static int run(const struct options *o)
 			 * and an 8-byte group's fill of 32 MiB ran 5%
 			 * faster than the 256 MiB ones. */
 			if (group_bytes(o->total, size) == o->total)
-				note_limit(&limit, (double)(size * l.count) /
+				bench_limit_note(&limit, (double)(size * l.count) /
 							   cases[0].st.median);
 			note_call_cost(&cost, size, align, cases, n, o->runs);
 		}
@@ -722,10 +703,7 @@ static int run(const struct options *o)
 	if (rep.format == REPORT_TABLE && limit.lo > 0)
 		printf("streaming limit over the sizes and offsets: %.1f-%.1f "
 		       "GB/s%s\n", limit.lo, limit.hi,
-		       limit.hi > NTM_LIMIT_STEADY * limit.lo
-			       ? "; the machine's write speed moved during the "
-				 "run: rerun before trusting the verdicts"
-			       : " (steady)");
+		       bench_limit_verdict(&limit));
 	if (rep.format == REPORT_TABLE && pv.worst.where[0])
 		printf("libpmem2 memcpy, ntmem over PMDK: worst %.2fx (%s), "
 		       "best %.2fx (%s)\n", pv.worst.ratio, pv.worst.where,
