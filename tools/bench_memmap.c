@@ -136,13 +136,25 @@ static const struct report_col columns[] = {
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
 
+/*
+ * The headline, printed after the table: the fixed strategy's worst row
+ * against the limit (the strategy the library uses unless told), and the
+ * limit's speed over the groups, whose spread says whether the run was
+ * steady enough to trust it (bench_limit_verdict()).
+ */
+struct memmap_verdict {
+	double worst;		/* x_limit; 0 before the first fixed row */
+	char where[96];
+	struct bench_limit_range limit;
+};
+
 /* Kernel pr_debug lines, printed after the table. */
 static char kernel_lines[64][160];
 static int nkernel;
 
 static int run_group(const struct options *o, struct report *rep,
 		     const struct setup *su, struct ntm_ns *ns, unsigned layout,
-		     struct peer_pmdk *pmdk)
+		     struct peer_pmdk *pmdk, struct memmap_verdict *v)
 {
 	struct ntm_memmap_config cfg = {
 		.desc_size = layout, .align = su->align, .place = su->place,
@@ -241,6 +253,16 @@ static int run_group(const struct options *o, struct report *rep,
 		bench_stats(cases[c].ns, o->runs, &cases[c].st);
 		if (cases[c].strategy == NTM_INIT_FIELD)
 			field = cases[c].st.median;
+	}
+	bench_limit_note(&v->limit, (double)fill_len / cases[0].st.median);
+	for (int c = 1; c < n; c++) {
+		double x = cases[c].st.median / cases[0].st.median;
+
+		if (cases[c].strategy == NTM_INIT_FIXED && x > v->worst) {
+			v->worst = x;
+			snprintf(v->where, sizeof(v->where), "%s, %u-byte descriptors",
+				 setup_name, layout);
+		}
 	}
 	for (int c = 0; c < n; c++) {
 		const struct bench_stats *st = &cases[c].st;
@@ -458,6 +480,7 @@ static int run(struct options *o)
 	struct report rep;
 	char why[256], buf[160];
 	int groups = o->nsetups * o->nlayouts, done = 0, ret = 0;
+	struct memmap_verdict verdict = { 0 };
 	uint64_t ns_size = o->size;
 	long old_maps, raised;
 
@@ -515,7 +538,7 @@ static int run(struct options *o)
 			if (o->setups[s].dedup && o->layouts[l] != 64)
 				continue;	/* only 64 bytes is a power of two */
 			ret = run_group(o, &rep, &o->setups[s], ns, o->layouts[l],
-					&pmdk);
+					&pmdk, &verdict);
 		}
 		ntm_ns_close(ns);
 	}
@@ -528,6 +551,11 @@ static int run(struct options *o)
 	if (rep.format == REPORT_TABLE)
 		for (int i = 0; i < nkernel; i++)
 			printf("%s\n", kernel_lines[i]);
+	if (rep.format == REPORT_TABLE && verdict.worst > 0)
+		printf("fixed strategy, worst row against the limit: %.2fx (%s); "
+		       "limit %.1f-%.1f GB/s over the groups%s\n", verdict.worst,
+		       verdict.where, verdict.limit.lo, verdict.limit.hi,
+		       bench_limit_verdict(&verdict.limit));
 	if (pmdk.handle)
 		peer_pmdk_unload(&pmdk);
 	return ret ? 1 : 0;

@@ -113,6 +113,16 @@ expect 0 "table (tiny)" "$ntmem" bench memmap --size 16m --runs 1 --no-pmdk \
 if grep -q "initialised 4016 pages .*fsdax map=dev align=4k, 80 B, nt" "$out" &&
 	grep -q "initialised 3584 pages .*devdax map=dev align=2m, 80 B, nt" "$out"
 then ok "table has the kernel-style lines"; else bad "table kernel lines"; fi
+# The headline: the fixed strategy's worst row and whether the run was
+# steady; only when the fixed strategy ran.
+if grep -q "^fixed strategy, worst row" "$out"; then
+	bad "no fixed-strategy verdict without the fixed strategy"; else
+	ok "no fixed-strategy verdict without the fixed strategy"; fi
+expect 0 "table with fixed (tiny)" "$ntmem" bench memmap --size 16m --runs 1 \
+	--no-pmdk --dir "$tmp" --layout 64,80 --strategy fixed
+if grep -Eq '^fixed strategy, worst row against the limit: [0-9.]+x \((fsdax map=dev align=4k|devdax map=dev align=2m), (64|80)-byte descriptors\); limit [0-9.]+-[0-9.]+ GB/s over the groups( \(steady\)|; the machine.s write speed moved during the run: rerun before trusting the verdicts)$' "$out"
+then ok "the fixed strategy's verdict line"; else
+	bad "the fixed strategy's verdict line"; sed 's/^/# /' "$out"; fi
 
 # A real device or file instead of the emulated namespace.
 # expect_fail DESCRIPTION CMD...: a plain failure (not 0, not a signal).
