@@ -20,7 +20,10 @@
 
 #include "persist_domain.h"
 
-/* @src into @dst of @len bytes, cut to fit, always NUL-terminated. */
+/*
+ * @src into @dst of @len bytes, cut to fit, always NUL-terminated (an
+ * snprintf() into a shorter buffer than the source's is -Wformat-truncation).
+ */
 static void copy_cut(char *dst, size_t len, const char *src)
 {
 	size_t n = strlen(src);
@@ -74,10 +77,36 @@ static int is_cxl_region(const struct dirent *e)
 	return sscanf(e->d_name, "region%u%c", &id, &rest) == 1;
 }
 
+/* @out's interleave and memory devices, from CXL region @name. */
+static void read_region(const char *root, const char *name,
+			struct ntm_nd_region *out)
+{
+	char path[PATH_MAX], target[32], memdev[64];
+	size_t used = 0;
+
+	copy_cut(out->cxl_region, sizeof(out->cxl_region), name);
+	out->cxl_ways = (unsigned)attr(root, "cxl", name, "interleave_ways", 0);
+	out->cxl_granularity = (unsigned)attr(root, "cxl", name,
+					      "interleave_granularity", 0);
+	for (unsigned t = 0; t < out->cxl_ways; t++) {
+		snprintf(path, sizeof(path), "%s/bus/cxl/devices/%s/target%u",
+			 root, name, t);
+		ntm_sysfs_read_line(path, target, sizeof(target));
+		if (!target[0])
+			continue;	/* a position not filled */
+		memdev_of(root, target, memdev, sizeof(memdev));
+		used += (size_t)snprintf(out->cxl_memdevs + used,
+					 sizeof(out->cxl_memdevs) - used, "%s%s",
+					 used ? " " : "", memdev);
+		if (used >= sizeof(out->cxl_memdevs))
+			break;	/* cut, NUL-terminated by snprintf */
+	}
+}
+
 void ntm_cxl_region_read(const char *root, struct ntm_nd_region *out)
 {
 	uint64_t at = attr(root, "nd", out->name, "resource", UINT64_MAX);
-	char path[PATH_MAX], target[32], memdev[64];
+	char path[PATH_MAX];
 	struct dirent **names;
 	int n;
 
@@ -87,39 +116,11 @@ void ntm_cxl_region_read(const char *root, struct ntm_nd_region *out)
 	n = scandir(path, &names, is_cxl_region, versionsort);
 	if (n < 0)
 		return;
-	for (int i = 0; i < n; i++) {
-		const char *name = names[i]->d_name;
-		FILE *f;
-		size_t used = 0;
-
-		if (out->cxl_region[0] ||
-		    attr(root, "cxl", name, "resource", UINT64_MAX) != at)
-			continue;
-		copy_cut(out->cxl_region, sizeof(out->cxl_region), name);
-		out->cxl_ways = (unsigned)attr(root, "cxl", name, "interleave_ways", 0);
-		out->cxl_granularity = (unsigned)attr(root, "cxl", name,
-						      "interleave_granularity", 0);
-		for (unsigned t = 0; t < out->cxl_ways; t++) {
-			snprintf(path, sizeof(path), "%s/bus/cxl/devices/%s/target%u",
-				 root, name, t);
-			f = fopen(path, "re");
-			if (!f)
-				break;
-			if (!fgets(target, sizeof(target), f))
-				target[0] = '\0';
-			fclose(f);
-			target[strcspn(target, "\n")] = '\0';
-			if (!target[0])
-				continue;	/* a position not filled */
-			memdev_of(root, target, memdev, sizeof(memdev));
-			used += (size_t)snprintf(out->cxl_memdevs + used,
-						 used < sizeof(out->cxl_memdevs) ?
-						 sizeof(out->cxl_memdevs) - used : 0,
-						 "%s%s", used ? " " : "", memdev);
-			if (used >= sizeof(out->cxl_memdevs))
-				break;	/* cut, NUL-terminated by snprintf */
+	for (int i = 0; i < n; i++)
+		if (attr(root, "cxl", names[i]->d_name, "resource", UINT64_MAX) == at) {
+			read_region(root, names[i]->d_name, out);
+			break;
 		}
-	}
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

@@ -158,8 +158,7 @@ int ntm_sysfs_read_u64(const char *path, uint64_t *out)
 	return ret;
 }
 
-/* The first line of @path into @buf ("" when it cannot be read). */
-static void read_line(const char *path, char *buf, size_t len)
+void ntm_sysfs_read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
 
@@ -200,7 +199,7 @@ void ntm_nd_region_read(const char *root, const char *name,
 		return;		/* not below an nd bus: nothing to say of it */
 	snprintf(out->bus, sizeof(out->bus), "%s", strrchr(region_path, '/') + 1);
 	snprintf(path, sizeof(path), "%s/provider", region_path);
-	read_line(path, out->provider, sizeof(out->provider));
+	ntm_sysfs_read_line(path, out->provider, sizeof(out->provider));
 	out->async = provider_is_async(out->provider);
 	if (!strcmp(out->provider, "CXL"))
 		ntm_cxl_region_read(root, out);

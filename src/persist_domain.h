@@ -32,6 +32,9 @@ int ntm_persist_domain_of_dev(const char *root, dev_t dev, bool chr);
  * the file holds no number; *@out is then untouched or meaningless).
  */
 int ntm_sysfs_read_u64(const char *path, uint64_t *out);
+/* The first line of @path into @buf, without its newline ("" when it
+ * cannot be read). */
+void ntm_sysfs_read_line(const char *path, char *buf, size_t len);
 
 /* Region @name under @root into @out; its bus's files may be missing. */
 void ntm_nd_region_read(const char *root, const char *name,
