@@ -289,7 +289,6 @@ static int msync_range(void *arg, const void *p, size_t n)
 	return msync((void *)start, (uintptr_t)p + n - start, MS_SYNC) ? -errno : 0;
 }
 
-/* A raw block device mapped whole: 0, or 1 with a message. */
 /* A Device DAX's size, as sysfs gives it; 0 when it does not. */
 static uint64_t devdax_size(int fd)
 {
@@ -312,7 +311,7 @@ static uint64_t devdax_size(int fd)
 }
 
 /* A block device (its size by ioctl) or a Device DAX (*@dax), mapped
- * whole. */
+ * whole: 0, or 1 with a message. */
 static int map_device(const char *dev, unsigned char **base, uint64_t *size,
 		      bool *dax)
 {
