@@ -38,27 +38,11 @@ check "the kernel says $region's persistence domain is $domain" \
 check_words "ntmem info --json: $region's persistence domain is $domain" \
 	"\"name\": \"$region\", \"persistence_domain\": \"$domain\"}" "$NTMEM" info --json
 
-# pmem_probes WHERE PATH: the PMDK program on both libpmems, without
-# PMEM_IS_PMEM_FORCE: a DAX mapping (is_pmem 1) whose auto-flush answer is
-# the region's.
-pmem_probes() {
-	if [ ! -x "$PMEM_PROBE" ]; then
-		skip "$1: PMDK program on both libpmems" "kernel_pmem_probe not built (libpmem-dev)"
-		return
-	fi
-	check_words "$1: Debian's libpmem says is_pmem 1, pmem_has_auto_flush $auto_flush" \
-		"is_pmem=1 auto_flush=$auto_flush lib=$DEBIAN_LIBPMEM" \
-		env -u PMEM_IS_PMEM_FORCE "$PMEM_PROBE" "$2"
-	check_words "$1: ntmem's drop-in says is_pmem 1, pmem_has_auto_flush $auto_flush" \
-		"is_pmem=1 auto_flush=$auto_flush lib=$DROPIN/libpmem.so.1" \
-		env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$DROPIN" "$PMEM_PROBE" "$2"
-}
-
 if ns_check "devdax namespace, align 2M" "$region" -m devdax -a 2M; then
 	check_words "devdax: ntm_ns_open's domain is $domain" \
 		"kind=devdax cpu_durable=1 domain=$domain" "$PROBE" info "$dev"
 	check "devdax: a pattern persisted and read back" "$PROBE" write "$dev"
-	pmem_probes devdax "$dev"
+	pmem_checks devdax "$dev" 1 1 "auto_flush=$auto_flush"
 	pmem2_checks devdax "$dev" "granularity=$granularity deep_flush=0"
 fi
 
@@ -71,7 +55,7 @@ if ns_check "fsdax namespace" "$region" -m fsdax; then
 		check_words "ext4 dax: ntm_ns_open's domain of a file is $domain" \
 			"kind=fsdax cpu_durable=1 domain=$domain" "$PROBE" info "$f"
 		check "ext4 dax: a pattern persisted and read back" "$PROBE" write "$f"
-		pmem_probes "ext4 dax" "$f"
+		pmem_checks "ext4 dax" "$f" 1 1 "auto_flush=$auto_flush"
 		pmem2_checks "ext4 dax" "$f" "granularity=$granularity deep_flush=0"
 		umount "$MNT"
 	fi

@@ -188,20 +188,20 @@ make_ns() {
 	[ -n "$name" ] && dev=/dev/$name && [ -e "$dev" ]
 }
 
-# pmem_checks WHERE PATH PMDK DROPIN [TODO]: the PMDK program on PATH,
+# pmem_checks WHERE PATH PMDK DROPIN [WORD]: the PMDK program on PATH,
 # without PMEM_IS_PMEM_FORCE, reports is_pmem PMDK on Debian's libpmem and
-# DROPIN on ntmem's drop-in (the check marked TODO when given).
+# DROPIN on ntmem's drop-in, and WORD (a name=value line of the probe,
+# auto_flush=N) from both when given.
 pmem_checks() {
 	if [ ! -x "$PMEM_PROBE" ]; then
 		skip "$1: PMDK program on both libpmems" "kernel_pmem_probe not built (libpmem-dev)"
 		return
 	fi
-	check_words "$1: Debian's libpmem says is_pmem $3" \
-		"is_pmem=$3 pmem_is_pmem=$3 lib=$DEBIAN_LIBPMEM" \
+	check_words "$1: Debian's libpmem says is_pmem $3${5:+, $5}" \
+		"is_pmem=$3 pmem_is_pmem=$3 ${5:+$5 }lib=$DEBIAN_LIBPMEM" \
 		env -u PMEM_IS_PMEM_FORCE "$PMEM_PROBE" "$2"
-	[ -n "${5:-}" ] && todo "$5"
-	check_words "$1: ntmem's drop-in says is_pmem $4" \
-		"is_pmem=$4 pmem_is_pmem=$4 lib=$DROPIN/libpmem.so.1" \
+	check_words "$1: ntmem's drop-in says is_pmem $4${5:+, $5}" \
+		"is_pmem=$4 pmem_is_pmem=$4 ${5:+$5 }lib=$DROPIN/libpmem.so.1" \
 		env -u PMEM_IS_PMEM_FORCE LD_LIBRARY_PATH="$DROPIN" "$PMEM_PROBE" "$2"
 }
 
