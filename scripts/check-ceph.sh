@@ -286,15 +286,11 @@ osd_start() {
 	eval "osd_pid_$1=$pid"
 }
 # osd_stop ID: SIGTERM, then wait (at most 2 minutes) for it to be gone.
+gone() { ! kill -0 "$1" 2>/dev/null; }
 osd_stop() {
 	eval "p=\$osd_pid_$1"
 	kill "$p" 2>/dev/null || return 0
-	n=0
-	while kill -0 "$p" 2>/dev/null; do
-		[ $n -ge 120 ] && return 1
-		sleep 1
-		n=$((n + 1))
-	done
+	wait_until 120 gone "$p"
 }
 osd_ids() { i=0; while [ $i -lt "$osds" ]; do echo $i; i=$((i + 1)); done; }
 
@@ -314,33 +310,32 @@ osds_up() { ceph_ osd dump 2>/dev/null | grep -c '^osd\.[0-9]* up '; }
 osds_are_up() { [ "$(osds_up)" -eq "$1" ]; }
 wait_up() { wait_until "$2" osds_are_up "$1"; }
 
-# wait_clean SECONDS: until every placement group is active+clean in a
-# report made after the last OSD came up (its reported epoch at least the
-# newest OSD's up_from: the manager keeps older reports until new ones
-# come), and the manager knows every placement group of every pool.
+# pgs_clean: every placement group is active+clean in a report made after
+# the last OSD came up (its reported epoch at least the newest OSD's
+# up_from: the manager keeps older reports until new ones come), and the
+# manager knows every placement group of every pool; the counts are left
+# in $got, $want, $bad and $since for a message.
+pgs_clean() {
+	dump=$(ceph_ osd dump 2>/dev/null)
+	since=$(echo "$dump" | awk '/^osd\.[0-9]+ up / {
+		for (i = 1; i < NF; i++) if ($i == "up_from" && $(i + 1) > m) m = $(i + 1) }
+		END { print m + 0 }')
+	want=$(echo "$dump" | awk '/^pool / { for (i = 1; i < NF; i++) if ($i == "pg_num") n += $(i + 1) }
+		END { print n + 0 }')
+	ls=$(ceph_ pg ls --format json 2>/dev/null | tr ',{}' '\n\n\n')
+	got=$(echo "$ls" | grep -c '^"state":')
+	bad=$(echo "$ls" | awk -v since="$since" -F: '
+		$1 == "\"state\"" && $2 != "\"active+clean\"" { n++ }
+		$1 == "\"reported_epoch\"" && $2 + 0 < since { n++ }
+		END { print n + 0 }')
+	[ "$got" -eq "$want" ] && [ "$want" -gt 0 ] && [ "$bad" -eq 0 ]
+}
+# wait_clean SECONDS: until pgs_clean, or a message with its counts.
 wait_clean() {
-	end=$(($(date +%s) + $1))
-	while :; do
-		dump=$(ceph_ osd dump 2>/dev/null)
-		since=$(echo "$dump" | awk '/^osd\.[0-9]+ up / {
-			for (i = 1; i < NF; i++) if ($i == "up_from" && $(i + 1) > m) m = $(i + 1) }
-			END { print m + 0 }')
-		want=$(echo "$dump" | awk '/^pool / { for (i = 1; i < NF; i++) if ($i == "pg_num") n += $(i + 1) }
-			END { print n + 0 }')
-		ls=$(ceph_ pg ls --format json 2>/dev/null | tr ',{}' '\n\n\n')
-		got=$(echo "$ls" | grep -c '^"state":')
-		bad=$(echo "$ls" | awk -v since="$since" -F: '
-			$1 == "\"state\"" && $2 != "\"active+clean\"" { n++ }
-			$1 == "\"reported_epoch\"" && $2 + 0 < since { n++ }
-			END { print n + 0 }')
-		[ "$got" -eq "$want" ] && [ "$want" -gt 0 ] && [ "$bad" -eq 0 ] && return 0
-		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "check-ceph: after $1 s: $got of $want placement groups reported, $bad not active+clean since epoch $since:" >&2
-			ceph_ pg stat >&2 2>&1
-			return 1
-		fi
-		sleep 2
-	done
+	wait_until "$1" pgs_clean && return 0
+	echo "check-ceph: after $1 s: $got of $want placement groups reported, $bad not active+clean since epoch $since:" >&2
+	ceph_ pg stat >&2 2>&1
+	return 1
 }
 
 # Create and start the OSDs on ntmem's libpmem.
